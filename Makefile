@@ -1,0 +1,40 @@
+# Every target bootstraps .venv when it is missing (a fresh clone needs only python3 and make).
+VENV   := .venv
+PY     := $(VENV)/bin/python
+KIOKU  := $(VENV)/bin/kioku
+STAMP  := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+
+.PHONY: install run test check fmt bench eval clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)  ## start kioku on the embedded default (SQLite file + bundled model)
+	$(KIOKU) serve --dev
+
+test: $(STAMP)  ## the whole suite: unit, contract, integration (real model), REST, CLI, e2e
+	$(PY) -m pytest
+
+check: $(STAMP)  ## lint, format check, types
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/pyright
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff check --fix src tests
+	$(VENV)/bin/ruff format src tests
+
+bench: $(STAMP)  ## LoCoMo + JSQuAD retrieval, latency, ingest; writes docs/benchmarks.md
+	$(KIOKU) bench --scale 10000 --scale 100000
+
+eval: $(STAMP)  ## retrieval quality checks with the real bundled model
+	$(PY) -m pytest -m integration tests/integration
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

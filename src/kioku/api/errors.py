@@ -1,0 +1,80 @@
+"""One status table: domain errors and validation errors → JSON error bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from kioku.errors import (
+    ConflictError,
+    ForbiddenError,
+    InvalidInputError,
+    KiokuError,
+    NotFoundError,
+    PayloadTooLargeError,
+    RateLimitedError,
+)
+
+STATUS: dict[type[KiokuError], int] = {
+    NotFoundError: 404,
+    InvalidInputError: 422,
+    ForbiddenError: 403,
+    ConflictError: 409,
+    PayloadTooLargeError: 413,
+    RateLimitedError: 429,
+}
+
+
+def error_body(code: str, message: str, field: str | None, details: list[Any]) -> dict[str, Any]:
+    """``{"error": {"code", "message", "field", "details"}}``: the shape of every error."""
+    return {"error": {"code": code, "message": message, "field": field, "details": details}}
+
+
+_SOURCES = ("body", "query", "path", "header", "cookie")
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    # The first element says where the value came from (body, query, path, header).
+    parts = [str(p) for p in (loc[1:] if loc and loc[0] in _SOURCES else loc)]
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if part.isdigit() else (f".{part}" if path else part)
+    return path
+
+
+async def _kioku_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, KiokuError)
+    status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
+    return JSONResponse(error_body(exc.code, exc.message, exc.field, exc.details), status)
+
+
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    details = [
+        {"field": _field_path(tuple(e.get("loc", ()))), "message": e.get("msg", "invalid")}
+        for e in exc.errors()
+    ]
+    first = details[0] if details else {"field": None, "message": "invalid request"}
+    message = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
+    return JSONResponse(error_body("invalid_input", message, first["field"], details), 422)
+
+
+async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+    return JSONResponse(
+        error_body(codes.get(exc.status_code, "http_error"), str(exc.detail), None, []),
+        exc.status_code,
+        headers=getattr(exc, "headers", None),
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the translations on the app."""
+    app.add_exception_handler(KiokuError, _kioku_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -1,0 +1,18 @@
+"""``POST /contexts/{id}/recall``: hybrid search."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from kioku.api.deps import PrincipalDep, RuntimeDep
+from kioku.models import RecallRequest, RecallResult
+
+router = APIRouter(tags=["recall"])
+
+
+@router.post("/contexts/{context_id}/recall", operation_id="recall")
+def recall(
+    context_id: str, body: RecallRequest, runtime: RuntimeDep, principal: PrincipalDep
+) -> RecallResult:
+    """Find the ``k`` memories that best answer ``query`` (BM25 + vectors, fused, re-ranked)."""
+    return runtime.recall.recall(principal, context_id, body)

@@ -1,0 +1,5 @@
+"""The ``kioku`` command line (Typer)."""
+
+from kioku.cli.app import app
+
+__all__ = ["app"]

@@ -1,0 +1,5 @@
+"""``python -m kioku.cli``."""
+
+from kioku.cli import app
+
+app()

@@ -1,0 +1,37 @@
+"""The Typer application: every command registered in one place."""
+
+from __future__ import annotations
+
+import typer
+
+from kioku.cli import contexts, importing, memory_commands, serve
+
+app = typer.Typer(
+    name="kioku",
+    help="kioku: a memory server for AI agents. Remember, recall, serve.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.command()(serve.serve)
+app.command()(memory_commands.remember)
+app.command()(memory_commands.recall)
+app.command("list")(memory_commands.list_memories)
+app.command()(memory_commands.get)
+app.command()(memory_commands.forget)
+app.command("import-jsonl")(importing.import_jsonl)
+app.command()(importing.reembed)
+app.add_typer(contexts.app, name="contexts")
+
+
+@app.command()
+def bench(
+    out: str = typer.Option("docs/benchmarks.md", help="Markdown report to write."),
+    data: str = typer.Option("../shared/data", help="Folder holding locomo/ and jsquad/."),
+    scale: list[int] = typer.Option([], "--scale", help="Also measure latency at N memories."),
+    quick: bool = typer.Option(False, "--quick", help="A small subset, for a smoke run."),
+    as_json: bool = typer.Option(False, "--json", help="Print the raw figures as JSON."),
+) -> None:
+    """Run the retrieval + latency benchmark (LoCoMo, JSQuAD) with BM25/vector/hybrid arms."""
+    from kioku.benchmark.run import run_benchmark
+
+    run_benchmark(out=out, data=data, scales=scale, quick=quick, as_json=as_json)

@@ -1,0 +1,123 @@
+"""``kioku remember`` / ``recall`` / ``list`` / ``get`` / ``forget``: memories from a shell."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from kioku.cli.common import (
+    ContextOption,
+    JsonOption,
+    cli_runtime,
+    console,
+    handle_errors,
+    print_json,
+)
+from kioku.models import MemoryCreate, RecallFilters, RecallRequest, TrustTier
+
+
+def remember(
+    summary: str = typer.Argument(..., help="What to remember (1-500 characters)."),
+    content: str = typer.Option("", help="Longer text kept with the summary."),
+    type: str = typer.Option("note", "--type", "-t", help="Free label, e.g. note, decision."),
+    tag: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),
+    importance: float = typer.Option(0.5, min=0.0, max=1.0, help="0..1, nudges ranking."),
+    context: str = ContextOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Write one memory (stamped source_type=manual) and embed it."""
+    with cli_runtime() as runtime, handle_errors():
+        data = MemoryCreate(
+            summary=summary, content=content, type=type, tags=tag, importance=importance
+        )
+        memory = runtime.memories.remember(runtime.local_principal("cli"), context, data, wait=True)
+    if as_json:
+        print_json(memory)
+    else:
+        console.print(f"remembered [bold]{memory.id}[/bold] in context {context}")
+
+
+def recall(
+    query: str = typer.Argument(..., help="What to look for, in any language."),
+    k: int = typer.Option(5, "-k", min=1, max=100, help="How many results."),
+    context: str = ContextOption,
+    type: list[str] | None = typer.Option(None, "--type", "-t", help="Only these types."),
+    tag: list[str] | None = typer.Option(
+        None, "--tag", help="Only memories with any of these tags."
+    ),
+    trust_tier: TrustTier | None = typer.Option(None, help="trusted: only trusted memories."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Hybrid search (BM25 + vectors) in a context."""
+    with cli_runtime() as runtime, handle_errors():
+        request = RecallRequest(
+            query=query, k=k, filters=RecallFilters(type=type, tags=tag, trust_tier=trust_tier)
+        )
+        result = runtime.recall.recall(runtime.local_principal("cli"), context, request)
+    if as_json:
+        print_json(result)
+        return
+    if not result.results:
+        console.print("no memories found")
+        return
+    table = Table(title=f"{len(result.results)} results · confidence {result.confidence}")
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("summary")
+    table.add_column("trust")
+    table.add_column("id", style="dim")
+    for i, hit in enumerate(result.results, start=1):
+        table.add_row(str(i), f"{hit.score:.4f}", hit.summary, hit.trust_tier, hit.id)
+    console.print(table)
+
+
+def list_memories(
+    context: str = ContextOption,
+    limit: int = typer.Option(20, min=1, max=200, help="Page size."),
+    cursor: str | None = typer.Option(None, help="next_cursor of the previous page."),
+    as_json: bool = JsonOption,
+) -> None:
+    """List memories newest first (no ranking), one page at a time."""
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        page = runtime.memories.list_memories(
+            runtime.local_principal("cli"), context, cursor=cursor, limit=limit
+        )
+    if as_json:
+        print_json(page)
+        return
+    for memory in page.items:
+        console.print(
+            f"{memory.created_at:%Y-%m-%d %H:%M}  [dim]{memory.id}[/dim]  {memory.summary}"
+        )
+    if page.next_cursor:
+        console.print(f"more: --cursor {page.next_cursor}")
+
+
+def get(
+    memory_id: str = typer.Argument(..., help="The memory id."),
+    context: str = ContextOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Show one memory in full."""
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        memory = runtime.memories.get_memory(runtime.local_principal("cli"), context, memory_id)
+    if as_json:
+        print_json(memory)
+        return
+    for name, value in memory.model_dump().items():
+        console.print(f"[bold]{name}[/bold]: {value}")
+
+
+def forget(
+    memory_id: str = typer.Argument(..., help="The memory id."),
+    context: str = ContextOption,
+    purge: bool = typer.Option(False, "--purge", help="Erase for good (not recoverable)."),
+) -> None:
+    """Forget a memory (soft delete); --purge erases it."""
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        principal = runtime.local_principal("cli")
+        if purge:
+            runtime.memories.purge(principal, context, memory_id)
+        else:
+            runtime.memories.forget(principal, context, memory_id)
+    console.print(("purged " if purge else "forgot ") + memory_id)

@@ -1,0 +1,82 @@
+"""The one composition root: settings → store, embedder, services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kioku.embeddings import Embedder, make_embedder
+from kioku.service.contexts import ContextService
+from kioku.service.embedding import EmbeddingScheduler
+from kioku.service.memories import MemoryService
+from kioku.service.principal import Channel, Principal
+from kioku.service.recall import RecallService
+from kioku.settings import Settings
+from kioku.storage import open_store
+from kioku.storage.base import Store
+
+DEFAULT_WORKSPACE = "default"
+DEFAULT_CONTEXT = "default"
+
+
+@dataclass
+class Runtime:
+    """Everything a surface needs, built once per process."""
+
+    settings: Settings
+    store: Store
+    embedder: Embedder | None
+    embedding: EmbeddingScheduler | None
+    contexts: ContextService
+    memories: MemoryService
+    recall: RecallService
+    default_workspace_id: str
+
+    def local_principal(self, channel: Channel) -> Principal:
+        """The owner of the default workspace (dev mode, CLI, stdio MCP: no key needed)."""
+        return Principal(workspace_id=self.default_workspace_id, role="owner", channel=channel)
+
+    def start_background(self) -> None:
+        """Start background workers (the embedding queue)."""
+        if self.embedding is not None and self.settings.embed_async:
+            self.embedding.start()
+
+    def close(self) -> None:
+        """Stop workers and release the store."""
+        if self.embedding is not None:
+            self.embedding.stop()
+        close_embedder = getattr(self.embedder, "close", None)
+        if close_embedder is not None:
+            close_embedder()
+        self.store.close()
+
+
+def open_runtime(settings: Settings, *, embedder: Embedder | None = None) -> Runtime:
+    """Build the runtime. ``embedder`` overrides the configured one (tests pass a fake)."""
+    store = open_store(settings.database_url)
+    if embedder is None:
+        embedder = make_embedder(settings)
+    scheduler = (
+        EmbeddingScheduler(store, embedder, queue_limit=settings.embed_queue_size)
+        if embedder is not None
+        else None
+    )
+    workspace = store.ensure_workspace(DEFAULT_WORKSPACE)
+    contexts = ContextService(store)
+    runtime = Runtime(
+        settings=settings,
+        store=store,
+        embedder=embedder,
+        embedding=scheduler,
+        contexts=contexts,
+        memories=MemoryService(
+            store,
+            contexts,
+            scheduler,
+            max_content_bytes=settings.max_content_bytes,
+            embed_async=settings.embed_async,
+        ),
+        recall=RecallService(store, contexts, embedder, fetch_factor=settings.fetch_factor),
+        default_workspace_id=workspace.id,
+    )
+    contexts.ensure_context(runtime.local_principal("cli"), DEFAULT_CONTEXT)
+    return runtime

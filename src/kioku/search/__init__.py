@@ -1,0 +1,1 @@
+"""Pure search functions: tokenizer, fusion, re-ranker, confidence."""

@@ -1,0 +1,42 @@
+"""The bounded feature re-ranker: small, capped nudges from importance, recency and access.
+
+Whatever the features say, a result's score moves by at most ``MAX_SHIFT`` either way, so the
+retrieval legs always decide the order and the features only break near-ties.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+MAX_SHIFT = 0.10
+RECENCY_HALF_LIFE_DAYS = 30.0
+_WEIGHTS = {"importance": 0.5, "recency": 0.3, "access": 0.2}
+
+
+@dataclass(frozen=True)
+class RerankFeatures:
+    """What the re-ranker knows about one candidate."""
+
+    importance: float
+    created_at: datetime
+    access_count: int
+
+
+def rerank_factor(features: RerankFeatures, newest: datetime) -> float:
+    """A multiplier in ``[1 - MAX_SHIFT, 1 + MAX_SHIFT]``.
+
+    Recency is measured against the newest candidate rather than the clock, so the same data
+    and query give the same order whenever they are asked.
+    """
+    age_days = max(0.0, (newest - features.created_at).total_seconds() / 86400.0)
+    recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    access = min(1.0, math.log1p(features.access_count) / math.log(101.0))
+    signal = (
+        _WEIGHTS["importance"] * (2.0 * features.importance - 1.0)
+        + _WEIGHTS["recency"] * (2.0 * recency - 1.0)
+        + _WEIGHTS["access"] * access
+    )
+    signal = max(-1.0, min(1.0, signal))
+    return 1.0 + MAX_SHIFT * signal

@@ -1,0 +1,97 @@
+"""Contexts: create, read, update, delete, and resolve a reference (id or name) to a row."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from kioku.errors import InvalidInputError, NotFoundError
+from kioku.models import UUID_PATTERN, Context, ContextCreate, ContextPage, ContextUpdate
+from kioku.service.principal import Principal
+from kioku.service.views import context_view
+from kioku.storage.base import Store
+from kioku.storage.records import ContextRow
+
+
+class ContextService:
+    """Named memory spaces of a workspace."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def resolve(self, principal: Principal, ref: str) -> ContextRow:
+        """Find a context of the caller's workspace by id or name; 404 otherwise.
+
+        Another workspace's context is reported exactly like a missing one.
+        """
+        ws = principal.workspace_id
+        row = (
+            self.store.get_context(ws, ref)
+            if UUID_PATTERN.match(ref)
+            else self.store.get_context_by_name(ws, ref)
+        )
+        allowed = principal.allowed_context_ids
+        if row is None or (allowed is not None and row.id not in allowed):
+            raise NotFoundError(f"context {ref!r} not found", field="context_id")
+        return row
+
+    def create_context(self, principal: Principal, data: ContextCreate) -> Context:
+        """Create a context; a duplicate name is a conflict."""
+        now = datetime.now(UTC)
+        row = ContextRow(
+            id=str(uuid.uuid4()),
+            workspace_id=principal.workspace_id,
+            name=data.name,
+            description=data.description,
+            trust_tier=data.trust_tier,
+            sleep_mode=data.sleep_mode,
+            search_config=data.search_config,
+            embedding_model=None,
+            embedding_dim=None,
+            created_at=now,
+            updated_at=now,
+        )
+        return context_view(self.store.insert_context(principal.workspace_id, row))
+
+    def ensure_context(self, principal: Principal, name: str) -> Context:
+        """The context called ``name``, created with defaults if missing."""
+        row = self.store.get_context_by_name(principal.workspace_id, name)
+        if row is not None:
+            return context_view(self.resolve(principal, row.id))
+        return self.create_context(principal, ContextCreate(name=name))
+
+    def list_contexts(self, principal: Principal) -> ContextPage:
+        """Every context the caller may see, by name."""
+        rows = self.store.list_contexts(principal.workspace_id)
+        allowed = principal.allowed_context_ids
+        return ContextPage(
+            items=[context_view(r) for r in rows if allowed is None or r.id in allowed]
+        )
+
+    def get_context(self, principal: Principal, ref: str) -> Context:
+        """One context by id or name."""
+        return context_view(self.resolve(principal, ref))
+
+    def update_context(self, principal: Principal, ref: str, data: ContextUpdate) -> Context:
+        """Change the fields that were sent."""
+        row = self.resolve(principal, ref)
+        values = data.model_dump(exclude_unset=True)
+        for name, value in list(values.items()):
+            if value is None:
+                raise_null(name)
+        updated = self.store.update_context(
+            principal.workspace_id, row.id, values, datetime.now(UTC)
+        )
+        if updated is None:
+            raise NotFoundError(f"context {ref!r} not found", field="context_id")
+        return context_view(updated)
+
+    def delete_context(self, principal: Principal, ref: str) -> None:
+        """Delete a context and every memory in it, for good."""
+        row = self.resolve(principal, ref)
+        self.store.delete_context(principal.workspace_id, row.id)
+
+
+def raise_null(field: str) -> None:
+    """A field that cannot be cleared was sent as null."""
+    raise InvalidInputError(f"{field} cannot be null", field=field)

@@ -1,0 +1,124 @@
+"""Embedding after the write: a background worker that drains memories waiting for a vector.
+
+The queue is the database itself (``embedding_status = 'pending'``), so nothing is lost when the
+process dies: on start the worker picks up where the last one stopped. It is bounded: past
+``queue_limit`` pending memories, writers embed inline (back-pressure instead of unbounded lag).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+
+from kioku.embeddings.base import Embedder
+from kioku.storage.base import Store
+from kioku.storage.records import EmbeddingJob
+
+log = logging.getLogger(__name__)
+
+_BATCH = 32
+
+
+class EmbeddingScheduler:
+    """Embeds pending memories, inline on request or in one background thread."""
+
+    def __init__(self, store: Store, embedder: Embedder, *, queue_limit: int = 10_000) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.queue_limit = queue_limit
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # -- inline
+
+    def embed_jobs(self, jobs: Sequence[EmbeddingJob]) -> int:
+        """Embed these jobs now and store their vectors; returns how many landed."""
+        landed = 0
+        for start in range(0, len(jobs), _BATCH):
+            landed += self._embed_batch(jobs[start : start + _BATCH])
+        return landed
+
+    def _embed_batch(self, jobs: Sequence[EmbeddingJob]) -> int:
+        try:
+            vectors = self.embedder.embed_documents([job.text for job in jobs])
+        except Exception:
+            if len(jobs) == 1:
+                log.exception("embedding failed for memory %s", jobs[0].memory_id)
+                self.store.mark_embedding_failed(jobs[0].workspace_id, [jobs[0].memory_id])
+                return 0
+            # One bad text must not sink its neighbours: retry one by one.
+            return sum(self._embed_batch([job]) for job in jobs)
+        groups: dict[tuple[str, str], list] = defaultdict(list)
+        for job, vector in zip(jobs, vectors, strict=True):
+            groups[(job.workspace_id, job.context_id)].append((job.memory_id, vector))
+        return sum(
+            self.store.store_embeddings(ws, ctx, self.embedder.name, items)
+            for (ws, ctx), items in groups.items()
+        )
+
+    def drain(self) -> int:
+        """Embed everything pending now, in the calling thread (CLI, tests, benchmark)."""
+        total = 0
+        previous: set[str] = set()
+        while True:
+            jobs = self.store.pending_embeddings(self.embedder.name, _BATCH * 4)
+            ids = {job.memory_id for job in jobs}
+            if not jobs or ids == previous:
+                return total  # done, or nothing moves (e.g. a context switched model)
+            previous = ids
+            total += self.embed_jobs(jobs)
+
+    # -- background
+
+    def start(self) -> None:
+        """Start the worker thread (idempotent)."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="kioku-embedder", daemon=True)
+            self._thread.start()
+            self._wake.set()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the worker after its current batch."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self._stop.set()
+        self._wake.set()
+        thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def notify(self) -> None:
+        """Tell the worker there is new work."""
+        self._idle.clear()
+        self._wake.set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until the worker has nothing left to do."""
+        return self._idle.wait(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                jobs = self.store.pending_embeddings(self.embedder.name, _BATCH)
+                if jobs:
+                    self.embed_jobs(jobs)
+                    continue
+            except Exception:
+                log.exception("embedding worker error; retrying shortly")
+                self._stop.wait(1.0)
+                continue
+            self._idle.set()
+            self._wake.wait(5.0)

@@ -1,0 +1,133 @@
+"""``recall``: hybrid search (BM25 + vectors), fusion, bounded re-rank, confidence (SPEC §5)."""
+
+from __future__ import annotations
+
+from kioku.embeddings.base import Embedder
+from kioku.models import (
+    RecallHit,
+    RecallRequest,
+    RecallResult,
+    ScoreBreakdown,
+    SearchConfig,
+)
+from kioku.search.confidence import judge_confidence
+from kioku.search.fusion import fuse_rrf, fuse_weighted
+from kioku.search.rerank import RerankFeatures, rerank_factor
+from kioku.search.tokenize import tokenize
+from kioku.service.contexts import ContextService
+from kioku.service.filters import memory_filter
+from kioku.service.principal import Principal
+from kioku.service.views import memory_view
+from kioku.storage.base import Store
+from kioku.storage.records import ContextRow, ScoredId
+
+MIN_LEG_DEPTH = 40
+
+
+class RecallService:
+    """Finds the memories that answer a query."""
+
+    def __init__(
+        self,
+        store: Store,
+        contexts: ContextService,
+        embedder: Embedder | None,
+        *,
+        fetch_factor: int = 4,
+    ) -> None:
+        self.store = store
+        self.contexts = contexts
+        self.embedder = embedder
+        self.fetch_factor = fetch_factor
+
+    def _scope(
+        self, principal: Principal, context_ref: str, request: RecallRequest
+    ) -> list[ContextRow]:
+        scope = [self.contexts.resolve(principal, context_ref)]
+        for ref in request.filters.context_ids or []:
+            row = self.contexts.resolve(principal, ref)
+            if all(row.id != seen.id for seen in scope):
+                scope.append(row)
+        return scope
+
+    def recall(
+        self,
+        principal: Principal,
+        context_ref: str,
+        request: RecallRequest,
+        *,
+        legs: tuple[str, ...] = ("lexical", "vector"),
+    ) -> RecallResult:
+        """Search one context (plus ``filters.context_ids``); deterministic for the same data.
+
+        ``legs`` exists for the benchmark's single-leg arms; surfaces always use both.
+        """
+        scope = self._scope(principal, context_ref, request)
+        flt = memory_filter(request.filters)
+        ws = principal.workspace_id
+        context_ids = [row.id for row in scope]
+        depth = max(request.k * self.fetch_factor, MIN_LEG_DEPTH)
+        config = SearchConfig.model_validate(scope[0].search_config)
+
+        ran: dict[str, list[ScoredId]] = {}
+        if "lexical" in legs:
+            ran["lexical"] = self.store.lexical_search(
+                ws, context_ids, tokenize(request.query), flt, depth
+            )
+        vector_contexts = self._vector_contexts(scope)
+        if "vector" in legs and self.embedder is not None and vector_contexts:
+            query_vector = self.embedder.embed_query(request.query)
+            ran["vector"] = self.store.vector_search(ws, vector_contexts, query_vector, flt, depth)
+
+        weights = {"lexical": config.lexical_weight, "vector": config.vector_weight}
+        if config.fusion == "weighted":
+            fused = fuse_weighted(ran, weights)
+        else:
+            fused = fuse_rrf(ran, weights, config.rrf_k)
+        if not fused:
+            return RecallResult(results=[], confidence="none", legs=list(ran))
+
+        rows = self.store.get_memories(ws, list(fused))
+        newest = max(row.created_at for row in rows.values())
+        ranks = {
+            leg: {hit.memory_id: (rank, hit.score) for rank, hit in enumerate(hits, start=1)}
+            for leg, hits in ran.items()
+        }
+        hits: list[RecallHit] = []
+        for memory_id, fused_score in fused.items():
+            row = rows.get(memory_id)
+            if row is None:  # purged between the legs and now
+                continue
+            factor = rerank_factor(
+                RerankFeatures(row.importance, row.created_at, row.access_count), newest
+            )
+            lexical = ranks.get("lexical", {}).get(memory_id)
+            vector = ranks.get("vector", {}).get(memory_id)
+            breakdown = ScoreBreakdown(
+                lexical=None if lexical is None else round(lexical[1], 6),
+                lexical_rank=None if lexical is None else lexical[0],
+                vector=None if vector is None else round(vector[1], 6),
+                vector_rank=None if vector is None else vector[0],
+                fused=round(fused_score, 8),
+                rerank=round(factor, 6),
+            )
+            hits.append(
+                RecallHit(
+                    **memory_view(row).model_dump(),
+                    score=round(fused_score * factor, 8),
+                    score_breakdown=breakdown,
+                )
+            )
+        hits.sort(key=lambda hit: (-hit.score, hit.id))
+        hits = hits[: request.k]
+        top = hits[0].score_breakdown if hits else None
+        confidence = judge_confidence(
+            top.lexical_rank if top else None, top.vector_rank if top else None, len(ran)
+        )
+        return RecallResult(results=hits, confidence=confidence, legs=list(ran))
+
+    def _vector_contexts(self, scope: list[ContextRow]) -> list[str]:
+        """Contexts whose stored vectors come from the embedder we can embed the query with."""
+        if self.embedder is None:
+            return []
+        return [row.id for row in scope if row.embedding_model == self.embedder.name]

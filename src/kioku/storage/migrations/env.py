@@ -1,0 +1,10 @@
+"""Alembic environment: migrations always run on a connection handed over by kioku."""
+
+from __future__ import annotations
+
+from alembic import context
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=None, render_as_batch=True)
+with context.begin_transaction():
+    context.run_migrations()

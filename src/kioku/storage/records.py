@@ -1,0 +1,149 @@
+"""Plain records that cross the storage boundary (dataclasses inside, Pydantic at the edges)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class WorkspaceRow:
+    id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ContextRow:
+    id: str
+    workspace_id: str
+    name: str
+    description: str
+    trust_tier: str
+    sleep_mode: str
+    search_config: dict[str, Any]
+    embedding_model: str | None
+    embedding_dim: int | None
+    created_at: datetime
+    updated_at: datetime
+    memory_count: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    id: str
+    workspace_id: str
+    context_id: str
+    summary: str
+    content: str
+    type: str
+    tags: list[str]
+    importance: float
+    delivery_mode: str
+    trigger_from: datetime | None
+    trigger_until: datetime | None
+    source_type: str
+    source_uri: str | None
+    trust_tier: str
+    embedding_status: str
+    access_count: int
+    last_accessed_at: datetime | None
+    superseded_by: str | None
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A fully decided memory, ready to insert: the service has validated and stamped it."""
+
+    id: str
+    context_id: str
+    summary: str
+    content: str
+    type: str
+    tags: list[str]
+    importance: float
+    delivery_mode: str
+    trigger_from: datetime | None
+    trigger_until: datetime | None
+    source_type: str
+    source_uri: str | None
+    trust_tier: str
+    lexical_tokens: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """Filters of SPEC §5.4 after validation; ``None`` means "do not filter on this"."""
+
+    types: list[str] | None = None
+    tags_any: list[str] | None = None
+    tags_all: list[str] | None = None
+    importance_min: float | None = None
+    importance_max: float | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    source_types: list[str] | None = None
+    trust_tier: str | None = None
+    delivery_modes: list[str] | None = None
+    include_superseded: bool = False
+    include_deleted: bool = False
+
+    @property
+    def is_narrowing(self) -> bool:
+        """True if some filter beyond the default live-only rule applies."""
+        return (
+            any(
+                value is not None
+                for value in (
+                    self.types,
+                    self.tags_any,
+                    self.tags_all,
+                    self.importance_min,
+                    self.importance_max,
+                    self.created_after,
+                    self.created_before,
+                    self.source_types,
+                    self.trust_tier,
+                    self.delivery_modes,
+                )
+            )
+            or self.include_superseded
+            or self.include_deleted
+        )
+
+
+@dataclass(frozen=True)
+class EmbeddingJob:
+    """A memory whose vector is missing, with the text to embed."""
+
+    memory_id: str
+    workspace_id: str
+    context_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ScoredId:
+    """One hit of a search leg, best first."""
+
+    memory_id: str
+    score: float
+
+
+@dataclass
+class MemoryChanges:
+    """Columns to change on one memory; ``lexical_tokens``/``text_changed`` say what to redo."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    lexical_tokens: str | None = None
+    text_changed: bool = False
+
+
+def embedding_text(summary: str, content: str) -> str:
+    """The text a memory is embedded from: its summary, then its content."""
+    return f"{summary}\n{content}" if content else summary

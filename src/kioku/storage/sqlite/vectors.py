@@ -1,0 +1,222 @@
+"""The search legs and the embedding lane of ``SQLiteStore``: FTS5 BM25, vectors, the cache."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from kioku.storage.records import EmbeddingJob, MemoryFilter, ScoredId, embedding_text
+from kioku.storage.sqlite.codec import decode_vector, encode_vector
+from kioku.storage.sqlite.connection import SQLiteDatabase
+from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
+from kioku.storage.vector_index import VectorIndexCache
+
+
+class SQLiteVectorLane:
+    """Mixed into ``SQLiteStore``: everything that reads or writes tokens and vectors."""
+
+    db: SQLiteDatabase
+    index: VectorIndexCache
+
+    # ------------------------------------------------------------ search legs
+
+    def lexical_search(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        tokens: Sequence[str],
+        flt: MemoryFilter,
+        limit: int,
+    ) -> list[ScoredId]:
+        terms = sorted(set(tokens))
+        if not terms or not context_ids:
+            return []
+        match = " OR ".join(f'"{term}"' for term in terms)
+        where, params = filter_sql(workspace_id, context_ids, flt)
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT m.id AS id, bm25(memories_fts) AS rank FROM memories_fts "
+                "JOIN memories m ON m.seq = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank, m.id LIMIT ?",
+                (match, *params, limit),
+            )
+            .fetchall()
+        )
+        # FTS5's bm25() is negative (lower is better); expose the usual positive BM25 score.
+        return [ScoredId(row["id"], -row["rank"]) for row in rows]
+
+    def vector_search(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        query: np.ndarray,
+        flt: MemoryFilter,
+        limit: int,
+    ) -> list[ScoredId]:
+        allowed: set[str] | None = None
+        if flt.is_narrowing:
+            where, params = filter_sql(workspace_id, context_ids, flt)
+            allowed = {
+                row[0]
+                for row in self.db.connection().execute(
+                    f"SELECT m.id FROM memories m WHERE {where} AND m.embedding_status = 'ready'",
+                    params,
+                )
+            }
+        hits: list[tuple[str, float]] = []
+        for context_id in context_ids:
+            index = self._context_index(workspace_id, context_id)
+            if index is None or index.dim != query.shape[0]:
+                continue
+            hits.extend(
+                index.search(query, limit, None if allowed is None else allowed.__contains__)
+            )
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
+        return [ScoredId(memory_id, score) for memory_id, score in hits[:limit]]
+
+    def _context_index(self, workspace_id: str, context_id: str):
+        row = (
+            self.db.connection()
+            .execute(
+                "SELECT vector_generation FROM contexts WHERE workspace_id = ? AND id = ?",
+                (workspace_id, context_id),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        return self.index.get(
+            context_id, row[0], lambda: self._load_vectors(workspace_id, context_id)
+        )
+
+    def _load_vectors(
+        self, workspace_id: str, context_id: str
+    ) -> tuple[int, list[tuple[str, np.ndarray]]]:
+        with self.db.read() as conn:
+            dim = conn.execute(
+                "SELECT embedding_dim FROM contexts WHERE workspace_id = ? AND id = ?",
+                (workspace_id, context_id),
+            ).fetchone()[0]
+            rows = conn.execute(
+                "SELECT id, embedding FROM memories WHERE workspace_id = ? AND context_id = ? "
+                "AND embedding_status = 'ready' AND deleted_at IS NULL",
+                (workspace_id, context_id),
+            ).fetchall()
+        return (dim or 0), [(row[0], decode_vector(row[1])) for row in rows]
+
+    # ------------------------------------------------------------ embeddings
+
+    def pending_embeddings(self, model: str, limit: int) -> list[EmbeddingJob]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT m.id, m.workspace_id, m.context_id, m.summary, m.content FROM memories m "
+                "JOIN contexts c ON c.id = m.context_id AND c.workspace_id = m.workspace_id "
+                "WHERE m.embedding_status = 'pending' AND m.deleted_at IS NULL "
+                "AND (c.embedding_model IS NULL OR c.embedding_model = ?) "
+                "ORDER BY m.seq LIMIT ?",
+                (model, limit),
+            )
+            .fetchall()
+        )
+        return [
+            EmbeddingJob(row[0], row[1], row[2], embedding_text(row[3], row[4])) for row in rows
+        ]
+
+    def store_embeddings(
+        self,
+        workspace_id: str,
+        context_id: str,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+    ) -> int:
+        if not items:
+            return 0
+        dim = int(items[0][1].shape[0])
+        with self.db.write() as conn:
+            context = conn.execute(
+                "SELECT embedding_model, embedding_dim FROM contexts "
+                "WHERE workspace_id = ? AND id = ?",
+                (workspace_id, context_id),
+            ).fetchone()
+            if context is None:
+                return 0
+            if context["embedding_model"] is None:
+                conn.execute(
+                    "UPDATE contexts SET embedding_model = ?, embedding_dim = ? "
+                    "WHERE workspace_id = ? AND id = ?",
+                    (model, dim, workspace_id, context_id),
+                )
+            elif context["embedding_model"] != model or context["embedding_dim"] != dim:
+                return 0  # never mix models in one context; `kioku reembed` switches explicitly
+            landed: list[tuple[str, np.ndarray]] = []
+            for memory_id, vector in items:
+                updated = conn.execute(
+                    "UPDATE memories SET embedding = ?, embedding_model = ?, "
+                    "embedding_status = 'ready' WHERE workspace_id = ? AND context_id = ? "
+                    "AND id = ? AND embedding_status = 'pending' AND deleted_at IS NULL",
+                    (encode_vector(vector), model, workspace_id, context_id, memory_id),
+                ).rowcount
+                if updated:
+                    landed.append((memory_id, vector))
+            if landed:
+                generation = self._bump_generation(conn, context_id)
+                self.index.apply(context_id, generation, upserts=landed)
+        return len(landed)
+
+    def mark_embedding_failed(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
+        with self.db.write() as conn:
+            for chunk in chunked(list(memory_ids)):
+                conn.execute(
+                    "UPDATE memories SET embedding_status = 'failed' WHERE workspace_id = ? "
+                    f"AND embedding_status = 'pending' AND id IN ({placeholders(chunk)})",
+                    (workspace_id, *chunk),
+                )
+
+    def reset_embeddings(self, workspace_id: str, context_id: str) -> int:
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE contexts SET embedding_model = NULL, embedding_dim = NULL "
+                "WHERE workspace_id = ? AND id = ?",
+                (workspace_id, context_id),
+            )
+            count = conn.execute(
+                "UPDATE memories SET embedding = NULL, embedding_model = NULL, "
+                "embedding_status = 'pending' WHERE workspace_id = ? AND context_id = ? "
+                "AND deleted_at IS NULL",
+                (workspace_id, context_id),
+            ).rowcount
+            self._bump_generation(conn, context_id)
+        self.index.forget(context_id)
+        return count
+
+    def embedding_counts(self, workspace_id: str, context_id: str) -> dict[str, int]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT embedding_status, count(*) FROM memories WHERE workspace_id = ? "
+                "AND context_id = ? AND deleted_at IS NULL GROUP BY embedding_status",
+                (workspace_id, context_id),
+            )
+            .fetchall()
+        )
+        counts = {"pending": 0, "ready": 0, "failed": 0}
+        counts.update({row[0]: row[1] for row in rows})
+        return counts
+
+    def pending_count(self) -> int:
+        return (
+            self.db.connection()
+            .execute("SELECT count(*) FROM memories WHERE embedding_status = 'pending'")
+            .fetchone()[0]
+        )
+
+    def _bump_generation(self, conn: sqlite3.Connection, context_id: str) -> int:
+        return conn.execute(
+            "UPDATE contexts SET vector_generation = vector_generation + 1 WHERE id = ? "
+            "RETURNING vector_generation",
+            (context_id,),
+        ).fetchone()[0]

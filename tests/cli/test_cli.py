@@ -1,0 +1,119 @@
+"""The CLI through typer's CliRunner, on a temporary database, lexical-only (fast)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kioku.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def isolated_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KIOKU_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("KIOKU_EMBEDDER", "none")
+
+
+def invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_remember_then_recall_as_json() -> None:
+    memory = json.loads(
+        invoke("remember", "The office wifi password rotates monthly", "--json", "--tag", "it")
+    )
+    assert memory["source_type"] == "manual" and memory["tags"] == ["it"]
+    result = json.loads(invoke("recall", "wifi password", "--json"))
+    assert result["results"][0]["id"] == memory["id"]
+    assert result["legs"] == ["lexical"]
+
+
+def test_human_output_is_readable() -> None:
+    invoke("remember", "Deploys happen on Fridays")
+    output = invoke("recall", "deploys")
+    assert "Deploys happen on Fridays" in output and "confidence" in output
+
+
+def test_contexts_lifecycle() -> None:
+    created = json.loads(invoke("contexts", "create", "research", "--json"))
+    listed = json.loads(invoke("contexts", "list", "--json"))
+    assert [c["name"] for c in listed["items"]] == ["default", "research"]
+    invoke("remember", "a finding", "--context", "research")
+    shown = json.loads(invoke("contexts", "show", created["id"], "--json"))
+    assert shown["memory_count"] == 1
+    invoke("contexts", "update", "research", "--description", "papers")
+    invoke("contexts", "delete", "research", "--yes")
+    assert [c["name"] for c in json.loads(invoke("contexts", "list", "--json"))["items"]] == [
+        "default"
+    ]
+
+
+def test_list_get_forget() -> None:
+    memory = json.loads(invoke("remember", "short-lived", "--json"))
+    page = json.loads(invoke("list", "--json"))
+    assert [m["id"] for m in page["items"]] == [memory["id"]]
+    assert json.loads(invoke("get", memory["id"], "--json"))["access_count"] == 1
+    invoke("forget", memory["id"])
+    assert json.loads(invoke("list", "--json"))["items"] == []
+
+
+def test_errors_exit_1_with_a_message_not_a_traceback() -> None:
+    result = runner.invoke(app, ["remember", "x", "--context", "missing"])
+    assert result.exit_code == 1
+    assert "not found" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, ["remember", "   "])
+    assert result.exit_code == 1 and "summary" in result.output
+
+
+def test_import_jsonl_reports_bad_lines_and_keeps_good_ones(tmp_path: Path) -> None:
+    path = tmp_path / "memories.jsonl"
+    lines = [json.dumps({"summary": f"imported {i}", "tags": ["bulk"]}) for i in range(150)]
+    lines.insert(7, json.dumps({"summary": ""}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["import-jsonl", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["created"] == 150 and summary["failed"] == 1
+    assert summary["errors"][0]["line"] == 8 and summary["errors"][0]["field"] == "summary"
+    hit = json.loads(invoke("recall", "imported 42", "--json"))["results"][0]
+    assert hit["source_type"] == "import"
+
+
+def test_strict_import_writes_nothing_when_a_line_is_bad(tmp_path: Path) -> None:
+    path = tmp_path / "memories.jsonl"
+    path.write_text('{"summary": "good"}\n{"summary": "bad", "importance": 9}\n', encoding="utf-8")
+    result = runner.invoke(app, ["import-jsonl", str(path), "--strict"])
+    assert result.exit_code == 1 and "line 2" in result.output
+    assert json.loads(invoke("list", "--json"))["items"] == []
+
+
+def test_serve_refuses_a_public_address() -> None:
+    result = runner.invoke(app, ["serve", "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "refusing" in result.output
+
+
+def _commands(group: object, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    import typer.main
+
+    command = typer.main.get_command(group)  # type: ignore[arg-type]
+    found = []
+    for name, sub in getattr(command, "commands", {}).items():
+        found.append((*prefix, name))
+        for sub_name in getattr(sub, "commands", {}):
+            found.append((*prefix, name, sub_name))
+    return found
+
+
+def test_every_command_has_help() -> None:
+    commands = _commands(app)
+    assert ("remember",) in commands and ("contexts", "create") in commands
+    for command in commands:
+        result = runner.invoke(app, [*command, "--help"])
+        assert result.exit_code == 0 and "Usage" in result.output, command

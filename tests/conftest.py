@@ -1,0 +1,97 @@
+"""Shared fixtures: a Runtime on a temporary SQLite file with the fake embedder."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from kioku.api import create_app
+from kioku.embeddings.fake import FakeEmbedder
+from kioku.runtime import Runtime, open_runtime
+from kioku.service.principal import Principal
+from kioku.settings import Settings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def make_settings(tmp_path: Path, **overrides: object) -> Settings:
+    """Settings on a fresh SQLite file, embedding inline (deterministic tests)."""
+    values: dict[str, object] = {
+        "database_url": f"sqlite:///{tmp_path / 'kioku.db'}",
+        "embed_async": False,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def runtime(settings: Settings, embedder: FakeEmbedder) -> Iterator[Runtime]:
+    rt = open_runtime(settings, embedder=embedder)
+    try:
+        yield rt
+    finally:
+        rt.close()
+
+
+@pytest.fixture
+def principal(runtime: Runtime) -> Principal:
+    return runtime.local_principal("rest")
+
+
+@pytest.fixture
+def other_principal(runtime: Runtime) -> Principal:
+    """The owner of a second workspace: an attacker from the tenant next door."""
+    workspace = runtime.store.ensure_workspace("intruder")
+    return Principal(workspace_id=workspace.id, role="owner", channel="rest")
+
+
+class SyncASGIClient:
+    """httpx over ``ASGITransport`` (the real app, in-process), called from sync tests."""
+
+    def __init__(self, portal: BlockingPortal, client: httpx.AsyncClient) -> None:
+        self._portal = portal
+        self._client = client
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        return self._portal.call(functools.partial(self._client.request, method, url, **kwargs))
+
+    def get(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", url, **kwargs)
+
+    def patch(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("PATCH", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("DELETE", url, **kwargs)
+
+
+@pytest.fixture
+def client(runtime: Runtime) -> Iterator[SyncASGIClient]:
+    app = create_app(runtime=runtime)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=True)
+    with start_blocking_portal() as portal:
+        async_client = httpx.AsyncClient(transport=transport, base_url="http://testserver")
+        try:
+            yield SyncASGIClient(portal, async_client)
+        finally:
+            portal.call(async_client.aclose)

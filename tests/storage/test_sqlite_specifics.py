@@ -1,0 +1,69 @@
+"""SQLite-only behaviour: WAL, the vector cache beside the file, crash staleness."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from kioku.storage.records import MemoryFilter
+from kioku.storage.sqlite import SQLiteStore
+from tests.storage.test_contract import new_context, new_memory, vec
+
+
+def test_database_is_one_wal_file(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "k.db")
+    try:
+        mode = store.db.connection().execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+    finally:
+        store.close()
+
+
+def test_vectors_written_by_another_process_are_seen(tmp_path: Path) -> None:
+    """Two processes on one file: the reader's index notices the writer's generation bump."""
+    path = tmp_path / "k.db"
+    reader, writer = SQLiteStore(path), SQLiteStore(path)
+    try:
+        ws = reader.ensure_workspace("w").id
+        ctx = new_context(reader, ws, "c")
+        first = new_memory(ctx.id, "a")
+        reader.insert_memories(ws, [first])
+        reader.store_embeddings(ws, ctx.id, "m", [(first.id, vec(1, 0))])
+        assert len(reader.vector_search(ws, [ctx.id], vec(1, 0), MemoryFilter(), 5)) == 1
+        second = new_memory(ctx.id, "b")
+        writer.insert_memories(ws, [second])
+        writer.store_embeddings(ws, ctx.id, "m", [(second.id, vec(0.9, 0.1))])
+        hits = reader.vector_search(ws, [ctx.id], vec(1, 0), MemoryFilter(), 5)
+        assert {h.memory_id for h in hits} == {first.id, second.id}
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_crash_after_commit_leaves_a_stale_cache_that_is_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "k.db"
+    store = SQLiteStore(path)
+    ws = store.ensure_workspace("w").id
+    ctx = new_context(store, ws, "c")
+    rows = [new_memory(ctx.id, "a"), new_memory(ctx.id, "b")]
+    store.insert_memories(ws, rows)
+    store.store_embeddings(ws, ctx.id, "m", [(rows[0].id, vec(1, 0))])
+    store.vector_search(ws, [ctx.id], vec(1, 0), MemoryFilter(), 5)
+    store.close()  # cache file written at this generation
+    # A later process commits a vector and dies before writing its cache file.
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "UPDATE memories SET embedding = ?, embedding_model = 'm', embedding_status = 'ready' "
+        "WHERE id = ?",
+        (vec(0, 1).astype("<f4").tobytes(), rows[1].id),
+    )
+    conn.execute("UPDATE contexts SET vector_generation = vector_generation + 1")
+    conn.commit()
+    conn.close()
+    reopened = SQLiteStore(path)
+    try:
+        hits = reopened.vector_search(ws, [ctx.id], vec(0, 1), MemoryFilter(), 5)
+        assert hits[0].memory_id == rows[1].id
+        assert reopened.index.rebuilds == 1
+    finally:
+        reopened.close()

@@ -1,0 +1,71 @@
+"""The architecture, tested: import direction and one name per operation."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "kioku"
+
+
+def imports_of(package: str) -> set[str]:
+    found: set[str] = set()
+    for path in (SRC / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        (
+            "storage",
+            ("fastapi", "starlette", "mcp", "typer", "kioku.service", "kioku.api", "kioku.cli"),
+        ),
+        ("search", ("fastapi", "typer", "kioku.storage.sqlite", "kioku.service", "kioku.api")),
+        (
+            "service",
+            ("fastapi", "starlette", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite"),
+        ),
+        ("api", ("typer", "kioku.cli", "kioku.mcp", "kioku.storage.sqlite")),
+        ("embeddings", ("fastapi", "typer", "kioku.service", "kioku.api")),
+    ],
+)
+def test_import_direction(package: str, forbidden: tuple[str, ...]) -> None:
+    bad = {
+        name
+        for name in imports_of(package)
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
+    }
+    assert not bad, f"{package} must not import {sorted(bad)}"
+
+
+def test_every_rest_operation_is_a_service_method() -> None:
+    from kioku.api import create_app
+    from kioku.service.contexts import ContextService
+    from kioku.service.memories import MemoryService
+    from kioku.service.recall import RecallService
+
+    spec = create_app().openapi()
+    services = (ContextService, MemoryService, RecallService)
+    for path in spec["paths"].values():
+        for operation in path.values():
+            name = operation["operationId"]
+            if name == "health":
+                continue
+            assert any(hasattr(service, name) for service in services), name
+
+
+def test_modules_stay_small() -> None:
+    sizes = {
+        str(path.relative_to(SRC)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in SRC.rglob("*.py")
+    }
+    too_big = {name: size for name, size in sizes.items() if size > 500}
+    assert not too_big, too_big

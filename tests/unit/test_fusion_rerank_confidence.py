@@ -1,0 +1,67 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from kioku.search.confidence import judge_confidence
+from kioku.search.fusion import fuse_rrf, fuse_weighted
+from kioku.search.rerank import MAX_SHIFT, RerankFeatures, rerank_factor
+from kioku.storage.records import ScoredId
+
+
+def ids(*names: str) -> list[ScoredId]:
+    return [ScoredId(name, 1.0 / (i + 1)) for i, name in enumerate(names)]
+
+
+def test_rrf_rewards_agreement_between_legs() -> None:
+    fused = fuse_rrf({"lexical": ids("a", "b", "c"), "vector": ids("b", "d")}, {}, k=60)
+    assert max(fused, key=fused.__getitem__) == "b"
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+
+
+def test_rrf_weights_scale_a_leg() -> None:
+    fused = fuse_rrf({"lexical": ids("a"), "vector": ids("b")}, {"lexical": 2.0}, k=60)
+    assert fused["a"] == pytest.approx(2 * fused["b"])
+
+
+def test_weighted_fusion_normalises_each_leg() -> None:
+    legs = {
+        "lexical": [ScoredId("a", 30.0), ScoredId("b", 10.0)],
+        "vector": [ScoredId("b", 0.9), ScoredId("a", 0.1)],
+    }
+    fused = fuse_weighted(legs, {"lexical": 1.0, "vector": 1.0})
+    assert fused == {"a": 1.0, "b": 1.0}
+
+
+def test_rerank_factor_is_bounded_whatever_the_features() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    extremes = [
+        RerankFeatures(1.0, now, 10**9),
+        RerankFeatures(0.0, now - timedelta(days=10_000), 0),
+    ]
+    for features in extremes:
+        assert 1 - MAX_SHIFT <= rerank_factor(features, now) <= 1 + MAX_SHIFT
+
+
+def test_rerank_prefers_important_recent_memories_between_equals() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    important = rerank_factor(RerankFeatures(0.9, now, 0), now)
+    minor = rerank_factor(RerankFeatures(0.1, now, 0), now)
+    old = rerank_factor(RerankFeatures(0.9, now - timedelta(days=365), 0), now)
+    assert important > minor and important > old
+
+
+@pytest.mark.parametrize(
+    ("lexical", "vector", "legs", "expected"),
+    [
+        (None, None, 2, "none"),
+        (1, 2, 2, "high"),
+        (1, 9, 2, "moderate"),
+        (None, 1, 2, "low"),
+        (1, None, 1, "moderate"),
+        (1, None, 2, "low"),
+    ],
+)
+def test_confidence_reads_leg_agreement(
+    lexical: int | None, vector: int | None, legs: int, expected: str
+) -> None:
+    assert judge_confidence(lexical, vector, legs) == expected

@@ -1,0 +1,80 @@
+from pathlib import Path
+
+import numpy as np
+
+from kioku.embeddings.base import normalize_rows
+from kioku.storage.vector_index import ContextVectors, VectorIndexCache
+
+
+def unit(*values: float) -> np.ndarray:
+    return normalize_rows(np.array([values], dtype=np.float32))[0]
+
+
+def test_exact_search_orders_by_cosine_and_breaks_ties_by_id() -> None:
+    index = ContextVectors(dim=2, generation=0)
+    index.upsert("b", unit(1, 0))
+    index.upsert("a", unit(1, 0))
+    index.upsert("c", unit(0, 1))
+    assert [hit[0] for hit in index.search(unit(1, 0.1), 3, None)] == ["a", "b", "c"]
+
+
+def test_remove_keeps_the_other_rows_findable() -> None:
+    index = ContextVectors(dim=2, generation=0)
+    for i in range(40):
+        index.upsert(f"m{i:02d}", unit(1, i))
+    index.remove("m00")
+    index.remove("m39")
+    found = {hit[0] for hit in index.search(unit(1, 5), 100, None)}
+    assert found == {f"m{i:02d}" for i in range(1, 39)}
+
+
+def test_allowed_predicate_filters_results() -> None:
+    index = ContextVectors(dim=2, generation=0)
+    for i in range(10):
+        index.upsert(f"m{i}", unit(1, i))
+    hits = index.search(unit(1, 0), 3, lambda memory_id: memory_id in {"m7", "m9"})
+    assert [hit[0] for hit in hits] == ["m7", "m9"]
+
+
+def _loader(rows: list[tuple[str, np.ndarray]]):
+    calls = []
+
+    def load() -> tuple[int, list[tuple[str, np.ndarray]]]:
+        calls.append(1)
+        return 2, rows
+
+    return load, calls
+
+
+def test_cache_file_is_used_when_generation_matches(tmp_path: Path) -> None:
+    rows = [("a", unit(1, 0)), ("b", unit(0, 1))]
+    load, calls = _loader(rows)
+    VectorIndexCache(tmp_path).get("ctx", 5, load)
+    assert len(calls) == 1
+    fresh = VectorIndexCache(tmp_path)  # a new process
+    index = fresh.get("ctx", 5, load)
+    assert len(calls) == 1 and index is not None and index.size == 2
+
+
+def test_stale_cache_file_is_rebuilt_from_the_database(tmp_path: Path) -> None:
+    load, calls = _loader([("a", unit(1, 0))])
+    VectorIndexCache(tmp_path).get("ctx", 5, load)
+    index = VectorIndexCache(tmp_path).get("ctx", 6, load)  # the database moved on (a crash)
+    assert len(calls) == 2 and index is not None and index.generation == 6
+
+
+def test_torn_cache_file_is_treated_as_stale(tmp_path: Path) -> None:
+    load, calls = _loader([("a", unit(1, 0))])
+    VectorIndexCache(tmp_path).get("ctx", 1, load)
+    (tmp_path / "ctx.npy").write_bytes(b"garbage")
+    index = VectorIndexCache(tmp_path).get("ctx", 1, load)
+    assert len(calls) == 2 and index is not None and index.size == 1
+
+
+def test_apply_out_of_order_drops_the_index_instead_of_guessing(tmp_path: Path) -> None:
+    load, calls = _loader([("a", unit(1, 0))])
+    cache = VectorIndexCache(None)
+    cache.get("ctx", 1, load)
+    cache.apply("ctx", 3, upserts=[("b", unit(0, 1))])  # skipped generation 2
+    cache.get("ctx", 3, load)
+    assert len(calls) == 2
