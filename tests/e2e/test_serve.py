@@ -84,6 +84,7 @@ def test_async_embedding_catches_up(server: str) -> None:
         batch = http.post("/contexts/async/memories/batch", json={"items": items}).json()
         ids = [r["memory_id"] for r in batch["results"]]
         deadline = time.monotonic() + 60
+        statuses: set[str] = set()
         while time.monotonic() < deadline:
             statuses = {
                 http.get(f"/contexts/async/memories/{i}").json()["embedding_status"] for i in ids

@@ -87,8 +87,10 @@ def distractor_sentences(count: int) -> list[str]:
         "the onboarding guide", "the server upgrade", "the wedding venue", "the tax return",
     ]  # fmt: skip
     times = ["on Monday", "last week", "yesterday", "in March", "this morning", "before lunch"]
-    facts = ["is allergic to cats", "likes jazz", "runs marathons", "speaks Portuguese",
-             "drives an electric car", "grows tomatoes", "collects stamps", "plays chess"]  # fmt: skip
+    facts = [
+        "is allergic to cats", "likes jazz", "runs marathons", "speaks Portuguese",
+        "drives an electric car", "grows tomatoes", "collects stamps", "plays chess",
+    ]  # fmt: skip
     combos = [f"{p} {v} {t} {w}" for p, v, t, w in itertools.product(people, verbs, things, times)]
     combos += [f"{p} {f}" for p, f in itertools.product(people, facts)]
     rng.shuffle(combos)

@@ -3,9 +3,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from kioku.search.confidence import judge_confidence
-from kioku.search.fusion import fuse_rrf, fuse_weighted
-from kioku.search.rerank import MAX_SHIFT, RerankFeatures, rerank_factor
-from kioku.storage.records import ScoredId
+from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
+from kioku.search.rerank import MAX_SHIFT, rerank_factor
+from kioku.storage.records import RankingSignals, ScoredId
 
 
 def ids(*names: str) -> list[ScoredId]:
@@ -16,6 +16,13 @@ def test_rrf_rewards_agreement_between_legs() -> None:
     fused = fuse_rrf({"lexical": ids("a", "b", "c"), "vector": ids("b", "d")}, {}, k=60)
     assert max(fused, key=fused.__getitem__) == "b"
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+
+
+def test_rrf_gives_equal_scores_equal_ranks() -> None:
+    tied = [ScoredId("z", 5.0), ScoredId("a", 5.0), ScoredId("m", 4.0)]
+    assert leg_ranks(tied) == {"z": 1, "a": 1, "m": 3}
+    fused = fuse_rrf({"lexical": tied}, {}, k=60)
+    assert fused["z"] == fused["a"] > fused["m"]
 
 
 def test_rrf_weights_scale_a_leg() -> None:
@@ -35,8 +42,8 @@ def test_weighted_fusion_normalises_each_leg() -> None:
 def test_rerank_factor_is_bounded_whatever_the_features() -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC)
     extremes = [
-        RerankFeatures(1.0, now, 10**9),
-        RerankFeatures(0.0, now - timedelta(days=10_000), 0),
+        RankingSignals(1.0, now, 10**9),
+        RankingSignals(0.0, now - timedelta(days=10_000), 0),
     ]
     for features in extremes:
         assert 1 - MAX_SHIFT <= rerank_factor(features, now) <= 1 + MAX_SHIFT
@@ -44,9 +51,9 @@ def test_rerank_factor_is_bounded_whatever_the_features() -> None:
 
 def test_rerank_prefers_important_recent_memories_between_equals() -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    important = rerank_factor(RerankFeatures(0.9, now, 0), now)
-    minor = rerank_factor(RerankFeatures(0.1, now, 0), now)
-    old = rerank_factor(RerankFeatures(0.9, now - timedelta(days=365), 0), now)
+    important = rerank_factor(RankingSignals(0.9, now, 0), now)
+    minor = rerank_factor(RankingSignals(0.1, now, 0), now)
+    old = rerank_factor(RankingSignals(0.9, now - timedelta(days=365), 0), now)
     assert important > minor and important > old
 
 

@@ -7,15 +7,31 @@ from collections.abc import Mapping, Sequence
 from kioku.storage.records import ScoredId
 
 
+def leg_ranks(hits: Sequence[ScoredId]) -> dict[str, int]:
+    """Competition ranks ("1224") of a leg's hits, best first: equal scores share a rank.
+
+    Without this, memories with identical BM25 scores would be ranked by their (random) ids
+    and fusion would depend on which uuid a memory happened to get.
+    """
+    ranks: dict[str, int] = {}
+    previous: float | None = None
+    rank = 0
+    for position, hit in enumerate(hits, start=1):
+        if hit.score != previous:
+            rank, previous = position, hit.score
+        ranks[hit.memory_id] = rank
+    return ranks
+
+
 def fuse_rrf(
     legs: Mapping[str, Sequence[ScoredId]], weights: Mapping[str, float], k: int = 60
 ) -> dict[str, float]:
-    """Reciprocal-rank fusion: ``sum(weight / (k + rank))`` over the legs (rank from 1)."""
+    """Reciprocal-rank fusion: ``sum(weight / (k + rank))`` over the legs (tie-aware ranks)."""
     fused: dict[str, float] = {}
     for leg, hits in legs.items():
         weight = weights.get(leg, 1.0)
-        for rank, hit in enumerate(hits, start=1):
-            fused[hit.memory_id] = fused.get(hit.memory_id, 0.0) + weight / (k + rank)
+        for memory_id, rank in leg_ranks(hits).items():
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + rank)
     return fused
 
 

@@ -7,24 +7,16 @@ retrieval legs always decide the order and the features only break near-ties.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from datetime import datetime
+
+from kioku.storage.records import RankingSignals
 
 MAX_SHIFT = 0.10
 RECENCY_HALF_LIFE_DAYS = 30.0
 _WEIGHTS = {"importance": 0.5, "recency": 0.3, "access": 0.2}
 
 
-@dataclass(frozen=True)
-class RerankFeatures:
-    """What the re-ranker knows about one candidate."""
-
-    importance: float
-    created_at: datetime
-    access_count: int
-
-
-def rerank_factor(features: RerankFeatures, newest: datetime) -> float:
+def rerank_factor(features: RankingSignals, newest: datetime) -> float:
     """A multiplier in ``[1 - MAX_SHIFT, 1 + MAX_SHIFT]``.
 
     Recency is measured against the newest candidate rather than the clock, so the same data

@@ -57,7 +57,7 @@ class ContextService:
         """The context called ``name``, created with defaults if missing."""
         row = self.store.get_context_by_name(principal.workspace_id, name)
         if row is not None:
-            return context_view(self.resolve(principal, row.id))
+            return self.get_context(principal, row.id)
         return self.create_context(principal, ContextCreate(name=name))
 
     def list_contexts(self, principal: Principal) -> ContextPage:
@@ -69,8 +69,9 @@ class ContextService:
         )
 
     def get_context(self, principal: Principal, ref: str) -> Context:
-        """One context by id or name."""
-        return context_view(self.resolve(principal, ref))
+        """One context by id or name, with its live memory count."""
+        row = self.resolve(principal, ref)
+        return context_view(row, self.store.count_memories(principal.workspace_id, row.id))
 
     def update_context(self, principal: Principal, ref: str, data: ContextUpdate) -> Context:
         """Change the fields that were sent."""
@@ -84,7 +85,7 @@ class ContextService:
         )
         if updated is None:
             raise NotFoundError(f"context {ref!r} not found", field="context_id")
-        return context_view(updated)
+        return context_view(updated, self.store.count_memories(principal.workspace_id, row.id))
 
     def delete_context(self, principal: Principal, ref: str) -> None:
         """Delete a context and every memory in it, for good."""

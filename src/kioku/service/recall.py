@@ -11,8 +11,8 @@ from kioku.models import (
     SearchConfig,
 )
 from kioku.search.confidence import judge_confidence
-from kioku.search.fusion import fuse_rrf, fuse_weighted
-from kioku.search.rerank import RerankFeatures, rerank_factor
+from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
+from kioku.search.rerank import rerank_factor
 from kioku.search.tokenize import tokenize
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
@@ -87,20 +87,29 @@ class RecallService:
         if not fused:
             return RecallResult(results=[], confidence="none", legs=list(ran))
 
-        rows = self.store.get_memories(ws, list(fused))
-        newest = max(row.created_at for row in rows.values())
-        ranks = {
-            leg: {hit.memory_id: (rank, hit.score) for rank, hit in enumerate(hits, start=1)}
-            for leg, hits in ran.items()
-        }
+        signals = self.store.ranking_signals(ws, list(fused))
+        if not signals:  # every candidate purged between the legs and now
+            return RecallResult(results=[], confidence="none", legs=list(ran))
+        newest = max(signal.created_at for signal in signals.values())
+        ranked = sorted(
+            (
+                (fused_score * rerank_factor(signals[memory_id], newest), memory_id)
+                for memory_id, fused_score in fused.items()
+                if memory_id in signals
+            ),
+            key=lambda pair: (-pair[0], pair[1]),
+        )[: request.k]
+        # Only the k winners are loaded in full (content can be up to 1 MiB each).
+        rows = self.store.get_memories(ws, [memory_id for _, memory_id in ranked])
+        ranks: dict[str, dict[str, tuple[int, float]]] = {}
+        for leg, leg_hits in ran.items():
+            leg_rank = leg_ranks(leg_hits)
+            ranks[leg] = {hit.memory_id: (leg_rank[hit.memory_id], hit.score) for hit in leg_hits}
         hits: list[RecallHit] = []
-        for memory_id, fused_score in fused.items():
+        for score, memory_id in ranked:
             row = rows.get(memory_id)
-            if row is None:  # purged between the legs and now
+            if row is None:
                 continue
-            factor = rerank_factor(
-                RerankFeatures(row.importance, row.created_at, row.access_count), newest
-            )
             lexical = ranks.get("lexical", {}).get(memory_id)
             vector = ranks.get("vector", {}).get(memory_id)
             breakdown = ScoreBreakdown(
@@ -108,18 +117,16 @@ class RecallService:
                 lexical_rank=None if lexical is None else lexical[0],
                 vector=None if vector is None else round(vector[1], 6),
                 vector_rank=None if vector is None else vector[0],
-                fused=round(fused_score, 8),
-                rerank=round(factor, 6),
+                fused=round(fused[memory_id], 8),
+                rerank=round(score / fused[memory_id], 6),
             )
             hits.append(
                 RecallHit(
                     **memory_view(row).model_dump(),
-                    score=round(fused_score * factor, 8),
+                    score=round(score, 8),
                     score_breakdown=breakdown,
                 )
             )
-        hits.sort(key=lambda hit: (-hit.score, hit.id))
-        hits = hits[: request.k]
         top = hits[0].score_breakdown if hits else None
         confidence = judge_confidence(
             top.lexical_rank if top else None, top.vector_rank if top else None, len(ran)

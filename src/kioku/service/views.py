@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from kioku.models import Context, Memory
 from kioku.storage.records import ContextRow, MemoryRow
 
@@ -11,6 +13,7 @@ def memory_view(row: MemoryRow) -> Memory:
     return Memory.model_validate(row, from_attributes=True)
 
 
-def context_view(row: ContextRow) -> Context:
-    """The wire form of a stored context."""
-    return Context.model_validate(row, from_attributes=True)
+def context_view(row: ContextRow, memory_count: int | None = None) -> Context:
+    """The wire form of a stored context (``memory_count`` from the row unless given)."""
+    count = memory_count if memory_count is not None else row.memory_count
+    return Context.model_validate({**asdict(row), "memory_count": count or 0})

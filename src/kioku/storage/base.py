@@ -19,6 +19,7 @@ from kioku.storage.records import (
     MemoryFilter,
     MemoryRow,
     NewMemory,
+    RankingSignals,
     ScoredId,
     WorkspaceRow,
 )
@@ -69,6 +70,12 @@ class Store(Protocol):
     def get_memories(
         self, workspace_id: str, memory_ids: Sequence[str]
     ) -> dict[str, MemoryRow]: ...
+
+    def ranking_signals(
+        self, workspace_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, RankingSignals]:
+        """Re-ranking inputs for candidates, without loading their text."""
+        ...
 
     def update_memory(
         self, workspace_id: str, memory_id: str, changes: MemoryChanges, now: datetime

@@ -27,7 +27,8 @@ class ContextRow:
     embedding_dim: int | None
     created_at: datetime
     updated_at: datetime
-    memory_count: int = 0
+    memory_count: int | None = None
+    """Live memories; only listings count them (``None`` elsewhere)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,15 @@ class EmbeddingJob:
     workspace_id: str
     context_id: str
     text: str
+
+
+@dataclass(frozen=True)
+class RankingSignals:
+    """What the re-ranker reads about a candidate (cheap to fetch: no text)."""
+
+    importance: float
+    created_at: datetime
+    access_count: int
 
 
 @dataclass(frozen=True)

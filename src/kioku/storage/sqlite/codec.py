@@ -31,13 +31,13 @@ def encode_optional_time(value: datetime | None) -> str | None:
 
 
 def decode_time(value: str | None) -> datetime | None:
-    return None if value is None else datetime.strptime(value, _FORMAT).replace(tzinfo=UTC)
+    # fromisoformat is ~10x faster than strptime and reads the trailing "Z" (Python 3.11+).
+    return None if value is None else datetime.fromisoformat(value)
 
 
-def _time(value: str) -> datetime:
-    decoded = decode_time(value)
-    assert decoded is not None
-    return decoded
+def decode_required_time(value: str) -> datetime:
+    """Decode a NOT NULL timestamp column."""
+    return datetime.fromisoformat(value)
 
 
 def encode_vector(vector: np.ndarray) -> bytes:
@@ -68,13 +68,13 @@ def memory_from_row(row: sqlite3.Row) -> MemoryRow:
         access_count=row["access_count"],
         last_accessed_at=decode_time(row["last_accessed_at"]),
         superseded_by=row["superseded_by"],
-        created_at=_time(row["created_at"]),
-        updated_at=_time(row["updated_at"]),
+        created_at=decode_required_time(row["created_at"]),
+        updated_at=decode_required_time(row["updated_at"]),
         deleted_at=decode_time(row["deleted_at"]),
     )
 
 
-def context_from_row(row: sqlite3.Row, memory_count: int = 0) -> ContextRow:
+def context_from_row(row: sqlite3.Row, memory_count: int | None = None) -> ContextRow:
     return ContextRow(
         id=row["id"],
         workspace_id=row["workspace_id"],
@@ -85,7 +85,7 @@ def context_from_row(row: sqlite3.Row, memory_count: int = 0) -> ContextRow:
         search_config=json.loads(row["search_config"]),
         embedding_model=row["embedding_model"],
         embedding_dim=row["embedding_dim"],
-        created_at=_time(row["created_at"]),
-        updated_at=_time(row["updated_at"]),
+        created_at=decode_required_time(row["created_at"]),
+        updated_at=decode_required_time(row["updated_at"]),
         memory_count=memory_count,
     )

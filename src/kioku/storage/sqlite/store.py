@@ -18,11 +18,13 @@ from kioku.storage.records import (
     MemoryFilter,
     MemoryRow,
     NewMemory,
+    RankingSignals,
     WorkspaceRow,
 )
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
     context_from_row,
+    decode_required_time,
     decode_time,
     encode_optional_time,
     encode_time,
@@ -117,13 +119,20 @@ class SQLiteStore(SQLiteVectorLane):
         assert created is not None
         return created
 
-    def _context_query(self, where: str, params: Sequence[Any]) -> list[ContextRow]:
+    def _context_query(
+        self, where: str, params: Sequence[Any], *, with_count: bool = False
+    ) -> list[ContextRow]:
+        # Counting scans a context's index entries: only listings ask for it, not every resolve.
+        count = (
+            "(SELECT count(*) FROM memories m WHERE m.workspace_id = c.workspace_id "
+            "AND m.context_id = c.id AND m.deleted_at IS NULL)"
+            if with_count
+            else "NULL"
+        )
         rows = (
             self.db.connection()
             .execute(
-                "SELECT c.*, (SELECT count(*) FROM memories m "
-                "WHERE m.workspace_id = c.workspace_id AND m.context_id = c.id "
-                "AND m.deleted_at IS NULL) AS memory_count "
+                f"SELECT c.*, {count} AS memory_count "
                 f"FROM contexts c WHERE {where} ORDER BY c.name",
                 params,
             )
@@ -140,7 +149,7 @@ class SQLiteStore(SQLiteVectorLane):
         return rows[0] if rows else None
 
     def list_contexts(self, workspace_id: str) -> list[ContextRow]:
-        return self._context_query("c.workspace_id = ?", (workspace_id,))
+        return self._context_query("c.workspace_id = ?", (workspace_id,), with_count=True)
 
     def update_context(
         self, workspace_id: str, context_id: str, values: dict[str, Any], now: datetime
@@ -223,11 +232,27 @@ class SQLiteStore(SQLiteVectorLane):
         for chunk in chunked(list(memory_ids)):
             rows = conn.execute(
                 f"SELECT {MEMORY_COLUMNS} FROM memories "
-                f"WHERE workspace_id = ? AND id IN ({placeholders(chunk)})",
+                # "+" keeps the planner on the unique id index (not a workspace scan).
+                f"WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
                 (workspace_id, *chunk),
             ).fetchall()
             for row in rows:
                 found[row["id"]] = memory_from_row(row)
+        return found
+
+    def ranking_signals(
+        self, workspace_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, RankingSignals]:
+        found: dict[str, RankingSignals] = {}
+        conn = self.db.connection()
+        for chunk in chunked(list(memory_ids)):
+            rows = conn.execute(
+                "SELECT id, importance, created_at, access_count FROM memories "
+                f"WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
+                (workspace_id, *chunk),
+            ).fetchall()
+            for row in rows:
+                found[row[0]] = RankingSignals(row[1], decode_required_time(row[2]), row[3])
         return found
 
     def update_memory(

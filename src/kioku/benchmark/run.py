@@ -1,0 +1,231 @@
+"""``kioku bench``: load the data, ingest through the service, run the arms, write the report."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.progress import Progress
+
+from kioku import __version__
+from kioku.benchmark.data import Corpus, EvidenceStats, load_jsquad, load_locomo
+from kioku.benchmark.ingest import (
+    IngestTiming,
+    RecordingEmbedder,
+    drain_embeddings,
+    ensure_context,
+    remember_docs,
+)
+from kioku.benchmark.latency import ARMS, ArmRun, available_arms, peak_rss_mb, run_arm
+from kioku.benchmark.meta import command_line, configured_embedder, load_average, machine
+from kioku.benchmark.metrics import JSQUAD_KS, LOCOMO_KS, evaluate, latency_summary
+from kioku.benchmark.report import render
+from kioku.benchmark.scale import run_scale
+from kioku.embeddings import Embedder
+from kioku.runtime import Runtime, open_runtime
+from kioku.settings import Settings
+
+TOP_K = 20
+QUICK_CONVERSATIONS = 1
+QUICK_JSQUAD_QUESTIONS = 300
+QUICK_JSQUAD_EXTRA = 200
+DEFAULT_JSON = "bench/results/latest.json"
+
+Advance = Callable[[int], None]
+Track = Callable[[str, int], Advance]
+
+
+def _open(db: Path, embedder: Embedder | None) -> Runtime:
+    settings = Settings(database_url=f"sqlite:///{db}", embed_async=True)
+    return open_runtime(settings, embedder=embedder)
+
+
+def _ingest(
+    runtime: Runtime, corpora: Sequence[Corpus], track: Track, label: str
+) -> tuple[dict[str, dict[str, str]], IngestTiming]:
+    """Write every corpus into its own context, then drain embeddings; both timed."""
+    principal = runtime.local_principal("import")
+    timing = IngestTiming(items=sum(len(c.docs) for c in corpora))
+    advance = track(f"ingest {label}", timing.items)
+    keys: dict[str, dict[str, str]] = {}
+    for corpus in corpora:
+        ensure_context(runtime, principal, corpus.context)
+        keys[corpus.context], seconds = remember_docs(
+            runtime, principal, corpus.context, corpus.docs, advance
+        )
+        timing.accept_s += seconds
+    if runtime.embedding is not None:
+        track(f"embed {label} ({runtime.store.pending_count()} pending)", 0)
+    timing.drain_s = drain_embeddings(runtime)
+    return keys, timing
+
+
+def _arms(
+    runtime: Runtime,
+    corpora: Sequence[Corpus],
+    keys: dict[str, dict[str, str]],
+    ks: Sequence[int],
+    track: Track,
+    label: str,
+) -> dict[str, Any]:
+    """Every available arm over every corpus: metrics and latency."""
+    principal = runtime.local_principal("import")
+    questions = [q for corpus in corpora for q in corpus.questions]
+    out: dict[str, Any] = {}
+    for arm in available_arms(runtime):
+        run = ArmRun()
+        advance = track(f"{arm} {label}", len(questions))
+        for corpus in corpora:
+            run_arm(
+                runtime,
+                principal,
+                corpus.context,
+                corpus.questions,
+                keys[corpus.context],
+                ARMS[arm],
+                k=TOP_K,
+                into=run,
+                advance=advance,
+            )
+        out[arm] = {
+            "metrics": evaluate(questions, run.rankings, ks),
+            "latency": latency_summary(run.latencies_ms),
+        }
+    return out
+
+
+def _evidence(corpora: Sequence[Corpus]) -> dict[str, Any]:
+    total = EvidenceStats()
+    for corpus in corpora:
+        if corpus.evidence is not None:
+            total.merge(corpus.evidence)
+    return asdict(total)
+
+
+@contextmanager
+def _tracker(enabled: bool, console: Console) -> Iterator[Track]:
+    with Progress(console=console, disable=not enabled, transient=False) as progress:
+
+        def track(description: str, total: int) -> Advance:
+            task = progress.add_task(description, total=total or None)
+            if not total:
+                return lambda n: None
+            return lambda n: progress.advance(task, n)
+
+        yield track
+
+
+def run_suite(
+    data: Path,
+    *,
+    scales: Sequence[int] = (),
+    quick: bool = False,
+    embedder: Embedder | None = None,
+    workdir: Path,
+    progress: bool = True,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Run everything in ``workdir`` (a scratch directory) and return the raw results."""
+    console = console or Console(stderr=True)
+    locomo = load_locomo(data / "locomo", QUICK_CONVERSATIONS if quick else None)
+    subset = {"max_questions": QUICK_JSQUAD_QUESTIONS, "extra_paragraphs": QUICK_JSQUAD_EXTRA}
+    jsquad = load_jsquad(data / "jsquad" / "valid-v1.3.json", **(subset if quick else {}))
+    base = embedder if embedder is not None else configured_embedder()
+    recorder = RecordingEmbedder(base) if base is not None else None
+    results: dict[str, Any] = {}
+    with _tracker(progress, console) as track:
+        runtime = _open(workdir / "bench.db", recorder)
+        try:
+            locomo_keys, locomo_ingest = _ingest(runtime, locomo, track, "locomo")
+            jsquad_keys, jsquad_ingest = _ingest(runtime, [jsquad], track, "jsquad")
+            results["peak_rss_after_ingest_mb"] = peak_rss_mb()
+            results["locomo"] = {
+                "conversations": [c.context for c in locomo],
+                "memories": sum(len(c.docs) for c in locomo),
+                "questions": sum(len(c.questions) for c in locomo),
+                "evidence": _evidence(locomo),
+                "ingest": locomo_ingest.as_dict(),
+                "arms": _arms(runtime, locomo, locomo_keys, LOCOMO_KS, track, "locomo"),
+            }
+            results["jsquad"] = {
+                "paragraphs": len(jsquad.docs),
+                "questions": len(jsquad.questions),
+                "ingest": jsquad_ingest.as_dict(),
+                "arms": _arms(runtime, [jsquad], jsquad_keys, JSQUAD_KS, track, "jsquad"),
+            }
+            results["peak_rss_mb"] = peak_rss_mb()
+        finally:
+            runtime.close()
+        if scales:
+            if recorder is not None:
+                recorder.serve = True
+            runtime = _open(workdir / "scale.db", recorder)
+            try:
+                docs = [doc for corpus in locomo for doc in corpus.docs]
+                questions = [q for corpus in locomo for q in corpus.questions]
+                advance = track("scale fill", max(scales))
+                principal = runtime.local_principal("import")
+                results["scale"] = run_scale(runtime, principal, scales, docs, questions, advance)
+            finally:
+                runtime.close()
+    results["embedder"] = recorder.name if recorder is not None else "none (BM25 only)"
+    return results
+
+
+def run_benchmark(
+    *,
+    out: str,
+    data: str,
+    scales: Sequence[int],
+    quick: bool,
+    as_json: bool,
+    embedder: Embedder | None = None,
+    json_out: str = DEFAULT_JSON,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """The ``kioku bench`` command: run, write ``out`` (markdown) and ``json_out``, print."""
+    data_dir = Path(data)
+    if not (data_dir / "locomo").is_dir() or not (data_dir / "jsquad").is_dir():
+        raise SystemExit(f"error: {data_dir} must hold locomo/ and jsquad/ (see --data)")
+    console = Console(stderr=True)
+    started = datetime.now(UTC)
+    load_before = load_average()
+    with tempfile.TemporaryDirectory(prefix="kioku-bench-") as scratch:
+        results = run_suite(
+            data_dir,
+            scales=scales,
+            quick=quick,
+            embedder=embedder,
+            workdir=Path(scratch),
+            progress=progress and not as_json,
+            console=console,
+        )
+    results["meta"] = {
+        "command": command_line(out, data, scales, quick, as_json),
+        "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
+        "machine": machine(),
+        "load_average": {"start": load_before, "end": load_average()},
+        "kioku_version": __version__,
+        "embedder": results.pop("embedder"),
+        "quick": quick,
+        "json": json_out,
+    }
+    markdown = render(results)
+    for path, text in ((Path(out), markdown), (Path(json_out), json.dumps(results, indent=2))):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    if as_json:
+        print(json.dumps(results, ensure_ascii=False))
+    elif progress:
+        Console().print(Markdown(render(results, full=False)))
+        console.print(f"wrote {out} and {json_out}")
+    return results

@@ -1,0 +1,186 @@
+"""Recall latency at N memories in one context: real LoCoMo turns plus synthetic fill.
+
+Embedding 100k texts with the bundled model would take hours on 2 cores, so the synthetic
+memories get (a) text drawn from the LoCoMo vocabulary and turn-length distribution, seeded, and
+(b) a *synthetic vector*: the real embedding of a random real turn plus Gaussian noise,
+renormalised. Their rows go through ``remember_batch`` (the real write path, timed); their
+vectors are stored through ``Store.store_embeddings`` directly.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from kioku.benchmark.breakdown import recall_breakdown
+from kioku.benchmark.data import Doc, Question, split_text
+from kioku.benchmark.ingest import drain_embeddings, ensure_context, remember_docs
+from kioku.benchmark.latency import ARMS, WARMUP, available_arms, peak_rss_mb, timed_recall
+from kioku.benchmark.metrics import latency_summary
+from kioku.runtime import Runtime
+from kioku.service.principal import Principal
+from kioku.storage.records import embedding_text
+
+CONTEXT = "scale"
+SCALE_K = 10
+SCALE_QUERIES = 200
+FILL_CHUNK = 1000
+TARGET_COSINE = 0.8
+"""Expected cosine between a synthetic vector and the real vector it was derived from."""
+_TURN = re.compile(r"^(?P<speaker>.+?) \((?P<when>[^)]*)\): (?P<body>.*)$", re.DOTALL)
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+
+
+class SyntheticText:
+    """Deterministic LoCoMo-like turns: real speakers and dates, words drawn by real frequency."""
+
+    def __init__(self, docs: Sequence[Doc], seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+        speakers: set[str] = set()
+        dates: set[str] = set()
+        counts: Counter[str] = Counter()
+        self.lengths: list[int] = []
+        for doc in docs:
+            match = _TURN.match(doc.text)
+            body = match.group("body") if match else doc.text
+            if match:
+                speakers.add(match.group("speaker"))
+                dates.add(match.group("when"))
+            words = _WORD.findall(body)
+            counts.update(words)
+            self.lengths.append(max(1, len(words)))
+        self.speakers = sorted(speakers) or ["Someone"]
+        self.dates = sorted(dates) or ["1:00 pm on 1 January, 2023"]
+        self.words = sorted(counts) or ["memory"]
+        freq = np.array([counts[w] for w in self.words], dtype=np.float64)
+        self.probs = freq / freq.sum() if freq.sum() else None
+
+    def texts(self, count: int) -> list[str]:
+        """``count`` new turns (the generator's state advances: calls never repeat)."""
+        lengths = self.rng.choice(self.lengths, size=count)
+        words = self.rng.choice(len(self.words), size=int(lengths.sum()), p=self.probs)
+        speakers = self.rng.integers(len(self.speakers), size=count)
+        dates = self.rng.integers(len(self.dates), size=count)
+        out: list[str] = []
+        at = 0
+        for i, length in enumerate(lengths):
+            body = " ".join(self.words[w] for w in words[at : at + length])
+            at += int(length)
+            out.append(f"{self.speakers[speakers[i]]} ({self.dates[dates[i]]}): {body}.")
+        return out
+
+
+def synthetic_vectors(
+    rng: np.random.Generator, sources: np.ndarray, count: int, cosine: float = TARGET_COSINE
+) -> np.ndarray:
+    """``count`` unit vectors, each a random source row plus isotropic noise (cos ≈ ``cosine``)."""
+    dim = sources.shape[1]
+    sigma = math.sqrt((1.0 / cosine**2 - 1.0) / dim)
+    picked = sources[rng.integers(len(sources), size=count)]
+    noisy = picked + rng.standard_normal((count, dim)).astype(np.float32) * sigma
+    return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _fill(
+    runtime: Runtime,
+    principal: Principal,
+    generator: SyntheticText,
+    sources: np.ndarray | None,
+    count: int,
+    offset: int,
+    advance: Callable[[int], None] | None,
+) -> dict[str, float]:
+    """Add ``count`` synthetic memories; returns accept and vector-store seconds."""
+    context_id = runtime.contexts.resolve(principal, CONTEXT).id
+    rng = np.random.default_rng(offset + 1)
+    accept_s = vectors_s = 0.0
+    done = 0
+    while done < count:
+        size = min(FILL_CHUNK, count - done)
+        texts = generator.texts(size)
+        keys = [f"syn-{offset + done + i}" for i in range(size)]
+        docs = [Doc(key, text, f"synthetic:{key}") for key, text in zip(keys, texts, strict=True)]
+        ids, elapsed = remember_docs(runtime, principal, CONTEXT, docs)
+        accept_s += elapsed
+        if sources is not None and runtime.embedder is not None:
+            vectors = synthetic_vectors(rng, sources, size)
+            items = list(zip(ids, vectors, strict=True))
+            began = time.perf_counter()
+            runtime.store.store_embeddings(
+                principal.workspace_id, context_id, runtime.embedder.name, items
+            )
+            vectors_s += time.perf_counter() - began
+        done += size
+        if advance is not None:
+            advance(size)
+    return {"accept_s": accept_s, "vectors_s": vectors_s}
+
+
+def run_scale(
+    runtime: Runtime,
+    principal: Principal,
+    scales: Sequence[int],
+    real_docs: Sequence[Doc],
+    questions: Sequence[Question],
+    advance: Callable[[int], None] | None = None,
+    seed: int = 0,
+) -> list[dict[str, object]]:
+    """Grow one context to each N in ``scales`` (ascending) and time recall at every step."""
+    targets = sorted(set(scales))
+    if not targets:
+        return []
+    ensure_context(runtime, principal, CONTEXT)
+    real = list(real_docs[: targets[0]])
+    remember_docs(runtime, principal, CONTEXT, real, advance)
+    drain_embeddings(runtime)
+    sources: np.ndarray | None = None
+    if runtime.embedder is not None and real:
+        texts = [embedding_text(*split_text(doc.text)) for doc in real]
+        sources = runtime.embedder.embed_documents(texts)  # recorded: served, not re-embedded
+    generator = SyntheticText(real, seed)
+    picked = np.random.default_rng(seed).permutation(len(questions))[:SCALE_QUERIES]
+    queries = [questions[int(i)].text for i in picked]
+    size = len(real)
+    points: list[dict[str, object]] = []
+    for target in targets:
+        fill = _fill(runtime, principal, generator, sources, max(0, target - size), size, advance)
+        added = max(0, target - size)
+        size = max(size, target)
+        point: dict[str, object] = {
+            "memories": runtime.store.count_memories(
+                principal.workspace_id, runtime.contexts.resolve(principal, CONTEXT).id
+            ),
+            "real": len(real),
+            "synthetic": size - len(real),
+            "fill_added": added,
+            "fill_accept_per_s": round(added / fill["accept_s"], 1) if fill["accept_s"] else None,
+            "fill_vectors_per_s": (
+                round(added / fill["vectors_s"], 1) if fill["vectors_s"] else None
+            ),
+            "k": SCALE_K,
+        }
+        for arm in available_arms(runtime)[:1]:  # hybrid, or bm25 without an embedder
+            point[arm] = _time_queries(runtime, principal, queries, ARMS[arm])
+        point["steps"] = recall_breakdown(runtime, principal, CONTEXT, queries, SCALE_K)
+        point["peak_rss_mb"] = peak_rss_mb()
+        points.append(point)
+    return points
+
+
+def _time_queries(
+    runtime: Runtime, principal: Principal, queries: Sequence[str], legs: Sequence[str]
+) -> dict[str, float]:
+    """Latency summary over ``queries`` after ``WARMUP`` untimed ones (first one reported)."""
+    if not queries:
+        return {"n": 0}
+    first_ms = 0.0
+    for i in range(WARMUP):
+        _, ms = timed_recall(runtime, principal, CONTEXT, queries[i % len(queries)], SCALE_K, legs)
+        first_ms = ms if i == 0 else first_ms
+    samples = [timed_recall(runtime, principal, CONTEXT, q, SCALE_K, legs)[1] for q in queries]
+    return {**latency_summary(samples), "first_ms": round(first_ms, 2)}
