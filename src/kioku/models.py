@@ -120,9 +120,14 @@ class ContextUpdate(_Input):
 
 
 class SearchConfig(_Input):
-    """Per-context fusion settings."""
+    """Per-context fusion settings.
 
-    fusion: Literal["rrf", "weighted"] = "rrf"
+    ``weighted`` (default) sums each leg's min-max normalised scores; ``rrf`` is reciprocal-rank
+    fusion. Weighted is the default because it measured better on both benchmarks
+    (docs/benchmarks.md): RRF throws away how much better the top hit of a leg is.
+    """
+
+    fusion: Literal["rrf", "weighted"] = "weighted"
     rrf_k: int = Field(default=60, ge=1, le=1000)
     lexical_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
     vector_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)

@@ -15,7 +15,7 @@ HOW_TO_READ = """\
 ## How to read
 
 - Three **arms** run side by side on the same store: `hybrid` (kioku's default recall: BM25 +
-  vectors, RRF fusion, bounded re-rank), `bm25` (lexical leg only) and `vector` (vector leg
+  vectors, weighted fusion, bounded re-rank), `bm25` (lexical leg only) and `vector` (vector leg
   only), selected with `RecallService.recall(..., legs=...)`. Every question retrieves the top 20.
 - **LoCoMo** recall@k is turn-level: the fraction of a question's evidence turns found in the top
   k, averaged over questions (micro); hit@10 = any evidence turn in the top 10; MRR@10 on the

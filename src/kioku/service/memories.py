@@ -111,19 +111,23 @@ class MemoryService:
             created_at=now,
         )
 
-    def _after_write(self, principal: Principal, rows: list[NewMemory], wait: bool) -> None:
-        if self.embedding is None or not rows:
+    def _schedule_embedding(self, jobs: list[EmbeddingJob], wait: bool) -> None:
+        """Embed now (asked to, no worker, or the queue is over its bound), else wake the worker."""
+        if self.embedding is None or not jobs:
             return
-        backlog = self.embedding.running and self.store.pending_count() > self.embedding.queue_limit
-        if wait or backlog or not self.embed_async or not self.embedding.running:
-            jobs = [
-                EmbeddingJob(r.id, principal.workspace_id, r.context_id,
-                             embedding_text(r.summary, r.content))
-                for r in rows
-            ]  # fmt: skip
-            self.embedding.embed_jobs(jobs)
+        worker = self.embedding
+        backlog = worker.running and self.store.pending_count() > worker.queue_limit
+        if wait or backlog or not self.embed_async or not worker.running:
+            worker.embed_jobs(jobs)
         else:
-            self.embedding.notify()
+            worker.notify()
+
+    def _after_write(self, principal: Principal, rows: list[NewMemory], wait: bool) -> None:
+        ws = principal.workspace_id
+        jobs = [
+            EmbeddingJob(r.id, ws, r.context_id, embedding_text(r.summary, r.content)) for r in rows
+        ]
+        self._schedule_embedding(jobs, wait)
 
     def remember(
         self, principal: Principal, context_ref: str, data: MemoryCreate, *, wait: bool = False
@@ -210,19 +214,10 @@ class MemoryService:
         if row is None:
             raise NotFoundError(f"memory {memory_id!r} not found", field="memory_id")
         if changes.text_changed:
-            self._after_write_ids(principal, row)
+            text = embedding_text(row.summary, row.content)
+            job = EmbeddingJob(row.id, principal.workspace_id, row.context_id, text)
+            self._schedule_embedding([job], wait=False)
         return memory_view(row)
-
-    def _after_write_ids(self, principal: Principal, row: MemoryRow) -> None:
-        if self.embedding is None:
-            return
-        if not self.embed_async or not self.embedding.running:
-            self.embedding.embed_jobs(
-                [EmbeddingJob(row.id, principal.workspace_id, row.context_id,
-                              embedding_text(row.summary, row.content))]
-            )  # fmt: skip
-        else:
-            self.embedding.notify()
 
     def forget(self, principal: Principal, context_ref: str, memory_id: str) -> Memory:
         """Soft-delete: gone from recall and listings, kept for audit until purged."""

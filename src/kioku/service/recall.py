@@ -91,12 +91,13 @@ class RecallService:
         if not signals:  # every candidate purged between the legs and now
             return RecallResult(results=[], confidence="none", legs=list(ran))
         newest = max(signal.created_at for signal in signals.values())
+        factors = {
+            memory_id: rerank_factor(signals[memory_id], newest)
+            for memory_id in fused
+            if memory_id in signals
+        }
         ranked = sorted(
-            (
-                (fused_score * rerank_factor(signals[memory_id], newest), memory_id)
-                for memory_id, fused_score in fused.items()
-                if memory_id in signals
-            ),
+            ((fused[memory_id] * factor, memory_id) for memory_id, factor in factors.items()),
             key=lambda pair: (-pair[0], pair[1]),
         )[: request.k]
         # Only the k winners are loaded in full (content can be up to 1 MiB each).
@@ -118,7 +119,7 @@ class RecallService:
                 vector=None if vector is None else round(vector[1], 6),
                 vector_rank=None if vector is None else vector[0],
                 fused=round(fused[memory_id], 8),
-                rerank=round(score / fused[memory_id], 6),
+                rerank=round(factors[memory_id], 6),
             )
             hits.append(
                 RecallHit(
