@@ -275,3 +275,26 @@ def test_record_access_counts(store: Store, ws: str) -> None:
     store.record_access(ws, row.id, T0)
     got = store.get_memory(ws, row.id)
     assert got is not None and got.access_count == 2 and got.last_accessed_at == T0
+
+
+def test_lexical_search_finds_in_scope_hits_behind_many_better_foreign_ones(
+    store: Store, ws: str, foreign_ws: str
+) -> None:
+    """Out-of-scope rows that rank higher (other contexts, other tenants, deleted) never
+    crowd an in-scope match out of the results."""
+    mine = new_context(store, ws, "mine")
+    other = new_context(store, ws, "other")
+    theirs = new_context(store, foreign_ws, "theirs")
+    strong = "needle needle needle"
+    store.insert_memories(ws, [new_memory(other.id, "o", tokens=strong) for _ in range(300)])
+    store.insert_memories(
+        foreign_ws, [new_memory(theirs.id, "t", tokens=strong) for _ in range(300)]
+    )
+    deleted = [new_memory(mine.id, "d", tokens=strong) for _ in range(50)]
+    store.insert_memories(ws, deleted)
+    for row in deleted:
+        store.soft_delete_memory(ws, row.id, T0)
+    weak = new_memory(mine.id, "weak", tokens="needle hay hay hay hay hay hay hay")
+    store.insert_memories(ws, [weak])
+    hits = store.lexical_search(ws, [mine.id], ["needle"], LIVE, 5)
+    assert [h.memory_id for h in hits] == [weak.id]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
+
 from kioku.embeddings.base import Embedder
 from kioku.models import (
     RecallHit,
@@ -22,6 +24,7 @@ from kioku.storage.base import Store
 from kioku.storage.records import ContextRow, ScoredId
 
 MIN_LEG_DEPTH = 40
+_LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kioku-recall")
 
 
 class RecallService:
@@ -70,14 +73,23 @@ class RecallService:
         config = SearchConfig.model_validate(scope[0].search_config)
 
         ran: dict[str, list[ScoredId]] = {}
+        vector_contexts = self._vector_contexts(scope)
+        vector_leg: Future[list[ScoredId]] | None = None
+        if "vector" in legs and self.embedder is not None and vector_contexts:
+            # The vector leg (query embedding + search) runs beside the lexical leg: both
+            # spend their time in native code that releases the GIL.
+            embedder = self.embedder
+            vector_leg = _LEG_POOL.submit(
+                lambda: self.store.vector_search(
+                    ws, vector_contexts, embedder.embed_query(request.query), flt, depth
+                )
+            )
         if "lexical" in legs:
             ran["lexical"] = self.store.lexical_search(
                 ws, context_ids, tokenize(request.query), flt, depth
             )
-        vector_contexts = self._vector_contexts(scope)
-        if "vector" in legs and self.embedder is not None and vector_contexts:
-            query_vector = self.embedder.embed_query(request.query)
-            ran["vector"] = self.store.vector_search(ws, vector_contexts, query_vector, flt, depth)
+        if vector_leg is not None:
+            ran["vector"] = vector_leg.result()
 
         weights = {"lexical": config.lexical_weight, "vector": config.vector_weight}
         if config.fusion == "weighted":

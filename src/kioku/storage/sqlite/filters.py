@@ -23,10 +23,19 @@ def placeholders(values: Sequence[Any]) -> str:
 
 
 def filter_sql(
-    workspace_id: str, context_ids: Sequence[str], flt: MemoryFilter
+    workspace_id: str, context_ids: Sequence[str], flt: MemoryFilter, *, by_rowid: bool = False
 ) -> tuple[str, list[Any]]:
-    """Build the WHERE clause; the workspace scope is always the first condition."""
-    clauses = ["m.workspace_id = ?", f"m.context_id IN ({placeholders(context_ids)})"]
+    """Build the WHERE clause; the workspace scope is always the first condition.
+
+    ``by_rowid``: the caller already names the rows (``m.seq IN ...``); the scope columns are
+    then prefixed with ``+`` so SQLite looks the rows up by key instead of scanning the
+    context's index.
+    """
+    plus = "+" if by_rowid else ""
+    clauses = [
+        f"{plus}m.workspace_id = ?",
+        f"{plus}m.context_id IN ({placeholders(context_ids)})",
+    ]
     params: list[Any] = [workspace_id, *context_ids]
     if not flt.include_deleted:
         clauses.append("m.deleted_at IS NULL")

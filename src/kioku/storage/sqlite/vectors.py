@@ -34,19 +34,32 @@ class SQLiteVectorLane:
         if not terms or not context_ids:
             return []
         match = " OR ".join(f'"{term}"' for term in terms)
-        where, params = filter_sql(workspace_id, context_ids, flt)
-        rows = (
-            self.db.connection()
-            .execute(
-                "SELECT m.id AS id, bm25(memories_fts) AS rank FROM memories_fts "
-                "JOIN memories m ON m.seq = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank, m.id LIMIT ?",
-                (match, *params, limit),
-            )
-            .fetchall()
-        )
+        where, params = filter_sql(workspace_id, context_ids, flt, by_rowid=True)
+        conn = self.db.connection()
+        # Rank in FTS5 alone first (joining every match to its row costs more than ranking),
+        # then keep the best hits that are in scope; widen the window until enough survive.
+        window = limit * 4
+        while True:
+            ranked = conn.execute(
+                "SELECT rowid, rank FROM memories_fts "
+                "WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, window),
+            ).fetchall()
+            rank_of = dict(ranked)
+            in_scope: list[tuple[float, str]] = []
+            for chunk in chunked([str(seq) for seq in rank_of]):
+                rows = conn.execute(
+                    f"SELECT m.seq, m.id FROM memories m WHERE m.seq IN ({placeholders(chunk)}) "
+                    f"AND {where}",
+                    (*chunk, *params),
+                ).fetchall()
+                in_scope += [(rank_of[seq], memory_id) for seq, memory_id in rows]
+            if len(in_scope) >= limit or len(ranked) < window:
+                break
+            window *= 8
+        in_scope.sort()
         # FTS5's bm25() is negative (lower is better); expose the usual positive BM25 score.
-        return [ScoredId(row["id"], -row["rank"]) for row in rows]
+        return [ScoredId(memory_id, -rank) for rank, memory_id in in_scope[:limit]]
 
     def vector_search(
         self,
