@@ -33,8 +33,6 @@ class Settings(BaseSettings):
     max_content_bytes: int = 1024 * 1024
     max_request_bytes: int = 16 * 1024 * 1024
     fetch_factor: int = 4
-    exact_search_threshold: int = 200_000
-    """Up to this many vectors per context the SQLite vector index is exact (numpy)."""
     host: str = "127.0.0.1"
     port: int = 8765
     dev: bool = False

@@ -21,7 +21,7 @@ from kioku.service.filters import memory_filter
 from kioku.service.principal import Principal
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
-from kioku.storage.records import ContextRow, ScoredId
+from kioku.storage.records import ContextRow, MemoryFilter, ScoredId
 
 MIN_LEG_DEPTH = 40
 _LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kioku-recall")
@@ -68,29 +68,10 @@ class RecallService:
         scope = self._scope(principal, context_ref, request)
         flt = memory_filter(request.filters)
         ws = principal.workspace_id
-        context_ids = [row.id for row in scope]
         depth = max(request.k * self.fetch_factor, MIN_LEG_DEPTH)
         config = SearchConfig.model_validate(scope[0].search_config)
 
-        ran: dict[str, list[ScoredId]] = {}
-        vector_contexts = self._vector_contexts(scope)
-        vector_leg: Future[list[ScoredId]] | None = None
-        if "vector" in legs and self.embedder is not None and vector_contexts:
-            # The vector leg (query embedding + search) runs beside the lexical leg: both
-            # spend their time in native code that releases the GIL.
-            embedder = self.embedder
-            vector_leg = _LEG_POOL.submit(
-                lambda: self.store.vector_search(
-                    ws, vector_contexts, embedder.embed_query(request.query), flt, depth
-                )
-            )
-        if "lexical" in legs:
-            ran["lexical"] = self.store.lexical_search(
-                ws, context_ids, tokenize(request.query), flt, depth
-            )
-        if vector_leg is not None:
-            ran["vector"] = vector_leg.result()
-
+        ran = self._run_legs(scope, request, flt, depth, legs)
         weights = {"lexical": config.lexical_weight, "vector": config.vector_weight}
         if config.fusion == "weighted":
             fused = fuse_weighted(ran, weights)
@@ -145,6 +126,37 @@ class RecallService:
             top.lexical_rank if top else None, top.vector_rank if top else None, len(ran)
         )
         return RecallResult(results=hits, confidence=confidence, legs=list(ran))
+
+    def _run_legs(
+        self,
+        scope: list[ContextRow],
+        request: RecallRequest,
+        flt: MemoryFilter,
+        depth: int,
+        legs: tuple[str, ...],
+    ) -> dict[str, list[ScoredId]]:
+        """Each requested leg's ranked candidates, lexical first."""
+        ws = scope[0].workspace_id
+        context_ids = [row.id for row in scope]
+        ran: dict[str, list[ScoredId]] = {}
+        vector_contexts = self._vector_contexts(scope)
+        vector_leg: Future[list[ScoredId]] | None = None
+        if "vector" in legs and self.embedder is not None and vector_contexts:
+            # The vector leg (query embedding + search) runs beside the lexical leg: both
+            # spend their time in native code that releases the GIL.
+            embedder = self.embedder
+            vector_leg = _LEG_POOL.submit(
+                lambda: self.store.vector_search(
+                    ws, vector_contexts, embedder.embed_query(request.query), flt, depth
+                )
+            )
+        if "lexical" in legs:
+            ran["lexical"] = self.store.lexical_search(
+                ws, context_ids, tokenize(request.query), flt, depth
+            )
+        if vector_leg is not None:
+            ran["vector"] = vector_leg.result()
+        return ran
 
     def _vector_contexts(self, scope: list[ContextRow]) -> list[str]:
         """Contexts whose stored vectors come from the embedder we can embed the query with."""

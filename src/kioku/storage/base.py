@@ -39,8 +39,6 @@ class Store(Protocol):
         """Return the workspace called ``name``, creating it if missing."""
         ...
 
-    def get_workspace(self, workspace_id: str) -> WorkspaceRow | None: ...
-
     # -- contexts
     def insert_context(self, workspace_id: str, row: ContextRow) -> ContextRow:
         """Insert a context; raises ``ConflictError`` on a duplicate name."""
@@ -145,8 +143,6 @@ class Store(Protocol):
     def reset_embeddings(self, workspace_id: str, context_id: str) -> int:
         """Drop every vector of a context and its model; mark its memories ``pending``."""
         ...
-
-    def embedding_counts(self, workspace_id: str, context_id: str) -> dict[str, int]: ...
 
     def pending_count(self) -> int:
         """How many memories (all workspaces) wait for a vector: the embedding queue length."""

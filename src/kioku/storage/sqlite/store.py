@@ -84,16 +84,6 @@ class SQLiteStore(SQLiteVectorLane):
                 ).fetchone()
         return WorkspaceRow(row["id"], row["name"], decode_time(row["created_at"]))  # type: ignore[arg-type]
 
-    def get_workspace(self, workspace_id: str) -> WorkspaceRow | None:
-        row = (
-            self.db.connection()
-            .execute("SELECT * FROM workspaces WHERE id = ?", (workspace_id,))
-            .fetchone()
-        )
-        if row is None:
-            return None
-        return WorkspaceRow(row["id"], row["name"], decode_time(row["created_at"]))  # type: ignore[arg-type]
-
     # ------------------------------------------------------------ contexts
 
     def insert_context(self, workspace_id: str, row: ContextRow) -> ContextRow:

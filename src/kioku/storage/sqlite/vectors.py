@@ -206,20 +206,6 @@ class SQLiteVectorLane:
         self.index.forget(context_id)
         return count
 
-    def embedding_counts(self, workspace_id: str, context_id: str) -> dict[str, int]:
-        rows = (
-            self.db.connection()
-            .execute(
-                "SELECT embedding_status, count(*) FROM memories WHERE workspace_id = ? "
-                "AND context_id = ? AND deleted_at IS NULL GROUP BY embedding_status",
-                (workspace_id, context_id),
-            )
-            .fetchall()
-        )
-        counts = {"pending": 0, "ready": 0, "failed": 0}
-        counts.update({row[0]: row[1] for row in rows})
-        return counts
-
     def pending_count(self) -> int:
         return (
             self.db.connection()
