@@ -246,3 +246,37 @@ def test_malformed_json_is_4xx_never_500(client: SyncASGIClient, raw: bytes) -> 
         headers={"content-type": "application/json"},
     )
     assert 400 <= response.status_code < 500 or response.status_code == 201, response.text
+
+
+GARBAGE = [[], "text", 42, None, {"items": "x"}, {"query": ["a"]}, {"summary": {"a": 1}},
+           {"name": None}, {"filters": []}, {"k": "5", "query": 1}]  # fmt: skip
+
+
+@pytest.mark.parametrize("body", GARBAGE)
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/contexts"),
+        ("PATCH", "/contexts/default"),
+        ("POST", "/contexts/default/memories"),
+        ("POST", "/contexts/default/memories/batch"),
+        ("POST", "/contexts/default/recall"),
+        ("PATCH", "/contexts/default/memories/00000000-0000-4000-8000-000000000000"),
+    ],
+)
+def test_garbage_bodies_get_a_4xx_on_every_write_route(
+    client: SyncASGIClient, method: str, path: str, body: object
+) -> None:
+    response = client.request(method, f"{API}{path}", json=body)
+    assert 400 <= response.status_code < 500, response.text
+    assert response.json()["error"]["code"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', "AND OR NOT", "NEAR(a b)", "*", "col:value", "^start", "()", "🙂", "\u3000", "a" * 4000],
+)
+def test_query_syntax_never_reaches_fts5_as_syntax(client: SyncASGIClient, query: str) -> None:
+    remember(client, "AND OR NOT are words here, like NEAR and col:value")
+    response = client.post(f"{API}/contexts/default/recall", json={"query": query})
+    assert response.status_code in (200, 422), response.text
