@@ -49,11 +49,12 @@ def test_import_direction(package: str, forbidden: tuple[str, ...]) -> None:
 def test_every_rest_operation_is_a_service_method() -> None:
     from kioku.api import create_app
     from kioku.service.contexts import ContextService
+    from kioku.service.delivery import DeliveryService
     from kioku.service.memories import MemoryService
     from kioku.service.recall import RecallService
 
     spec = create_app().openapi()
-    services = (ContextService, MemoryService, RecallService)
+    services = (ContextService, MemoryService, RecallService, DeliveryService)
     for path in spec["paths"].values():
         for operation in path.values():
             name = operation["operationId"]

@@ -253,6 +253,31 @@ class MemoryPage(BaseModel):
     next_cursor: str | None
 
 
+class PinnedItem(Memory):
+    """A memory delivered every turn: ``pinned`` (always) or ``triggered`` (window open now)."""
+
+    lane: Literal["pinned", "triggered"]
+
+
+class PinnedResult(BaseModel):
+    """The pinned set, in a stable order. ``truncated`` says when ``cap`` cut it."""
+
+    items: list[PinnedItem]
+    cap: int
+    truncated: bool
+    total_available: int
+
+
+class UpcomingResult(BaseModel):
+    """Trigger windows that intersect ``[from, until)``, by ``trigger_from``."""
+
+    items: list[Memory]
+    window_from: datetime = Field(serialization_alias="from")
+    window_until: datetime = Field(serialization_alias="until")
+    truncated: bool
+    total_available: int
+
+
 class BatchCreate(_Input):
     """Up to 100 memories. Items are validated one by one so one bad item names itself."""
 

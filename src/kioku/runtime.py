@@ -8,6 +8,7 @@ from threadpoolctl import threadpool_limits
 
 from kioku.embeddings import Embedder, make_embedder
 from kioku.service.contexts import ContextService
+from kioku.service.delivery import DeliveryService
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Channel, Principal
@@ -31,6 +32,7 @@ class Runtime:
     contexts: ContextService
     memories: MemoryService
     recall: RecallService
+    delivery: DeliveryService
     default_workspace_id: str
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
@@ -85,6 +87,7 @@ def open_runtime(settings: Settings, *, embedder: Embedder | None = None) -> Run
             embed_async=settings.embed_async,
         ),
         recall=RecallService(store, contexts, embedder, fetch_factor=settings.fetch_factor),
+        delivery=DeliveryService(store, contexts),
         default_workspace_id=workspace.id,
         owns_embedder=owns_embedder,
     )

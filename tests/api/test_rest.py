@@ -280,3 +280,22 @@ def test_query_syntax_never_reaches_fts5_as_syntax(client: SyncASGIClient, query
     remember(client, "AND OR NOT are words here, like NEAR and col:value")
     response = client.post(f"{API}/contexts/default/recall", json={"query": query})
     assert response.status_code in (200, 422), response.text
+
+
+def test_pinned_and_upcoming_over_rest(client: SyncASGIClient) -> None:
+    remember(client, "always answer in English", delivery_mode="always", importance=0.9)
+    remember(
+        client, "release freeze", delivery_mode="on_trigger",
+        trigger_from="2999-01-01T00:00:00Z", trigger_until="2999-01-08T00:00:00Z",
+    )  # fmt: skip
+    pinned = client.get(f"{API}/contexts/default/pinned", params={"cap": 5}).json()
+    assert [i["lane"] for i in pinned["items"]] == ["pinned"]
+    assert pinned["truncated"] is False and pinned["total_available"] == 1
+    window = {"from": "2998-12-31T00:00:00Z", "until": "2999-01-02T00:00:00+09:00"}
+    upcoming = client.get(f"{API}/contexts/default/upcoming", params=window).json()
+    assert [m["summary"] for m in upcoming["items"]] == ["release freeze"]
+    assert set(upcoming) >= {"from", "until", "truncated", "total_available"}
+    naive = client.get(f"{API}/contexts/default/upcoming", params={"from": "2999-01-01T00:00:00"})
+    assert naive.status_code == 422 and naive.json()["error"]["field"] == "from"
+    assert client.get(f"{API}/contexts/default/pinned", params={"cap": "x"}).status_code == 422
+    assert client.get(f"{API}/contexts/nope/pinned").status_code == 404

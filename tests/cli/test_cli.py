@@ -117,3 +117,28 @@ def test_every_command_has_help() -> None:
     for command in commands:
         result = runner.invoke(app, [*command, "--help"])
         assert result.exit_code == 0 and "Usage" in result.output, command
+
+
+def test_pinned_lists_the_always_lane() -> None:
+    invoke("remember", "ordinary")
+    runner_result = runner.invoke(app, ["pinned", "--json"])
+    assert json.loads(runner_result.output)["items"] == []
+    from kioku.models import MemoryCreate
+    from kioku.runtime import open_runtime
+    from kioku.settings import Settings
+
+    runtime = open_runtime(Settings(embed_async=False))
+    try:
+        runtime.memories.remember(
+            runtime.local_principal("cli"),
+            "default",
+            MemoryCreate(summary="keep answers short", delivery_mode="always"),
+        )
+    finally:
+        runtime.close()
+    assert "[pinned] keep answers short" in invoke("pinned")
+
+
+def test_user_text_is_printed_literally_not_as_markup() -> None:
+    invoke("remember", "Use [bold] in docs, not [red]")
+    assert "[bold]" in invoke("list") and "[red]" in invoke("list")

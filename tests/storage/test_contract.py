@@ -298,3 +298,24 @@ def test_lexical_search_finds_in_scope_hits_behind_many_better_foreign_ones(
     store.insert_memories(ws, [weak])
     hits = store.lexical_search(ws, [mine.id], ["needle"], LIVE, 5)
     assert [h.memory_id for h in hits] == [weak.id]
+
+
+def test_pinned_and_upcoming_queries(store: Store, ws: str, foreign_ws: str) -> None:
+    ctx = new_context(store, ws, "notes")
+    day = timedelta(days=1)
+    rows = [
+        new_memory(ctx.id, "always-low", delivery_mode="always", importance=0.1),
+        new_memory(ctx.id, "always-high", delivery_mode="always", importance=0.9),
+        new_memory(ctx.id, "open", delivery_mode="on_trigger", trigger_from=T0 - day,
+                   trigger_until=T0 + day),
+        new_memory(ctx.id, "later", delivery_mode="on_trigger", trigger_from=T0 + 5 * day),
+        new_memory(ctx.id, "plain"),
+    ]  # fmt: skip
+    store.insert_memories(ws, rows)
+    pinned, total = store.pinned_memories(ws, [ctx.id], LIVE, T0, 10)
+    assert [r.summary for r in pinned] == ["always-high", "open", "always-low"] and total == 3
+    first, total = store.pinned_memories(ws, [ctx.id], LIVE, T0, 1)
+    assert [r.summary for r in first] == ["always-high"] and total == 3
+    soon, _ = store.upcoming_memories(ws, [ctx.id], LIVE, T0, T0 + 10 * day, 10)
+    assert [r.summary for r in soon] == ["open", "later"]
+    assert store.pinned_memories(foreign_ws, [ctx.id], LIVE, T0, 10) == ([], 0)

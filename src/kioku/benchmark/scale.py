@@ -22,6 +22,7 @@ from kioku.benchmark.data import Doc, Question, split_text
 from kioku.benchmark.ingest import drain_embeddings, ensure_context, remember_docs
 from kioku.benchmark.latency import ARMS, WARMUP, available_arms, peak_rss_mb, timed_recall
 from kioku.benchmark.metrics import latency_summary
+from kioku.models import BatchCreate
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
 from kioku.storage.records import embedding_text
@@ -29,6 +30,8 @@ from kioku.storage.records import embedding_text
 CONTEXT = "scale"
 SCALE_K = 10
 SCALE_QUERIES = 200
+PINNED = 40
+"""Guardrail-like ``always`` memories among the fill, for timing ``load_pinned``."""
 FILL_CHUNK = 1000
 TARGET_COSINE = 0.8
 """Expected cosine between a synthetic vector and the real vector it was derived from."""
@@ -143,9 +146,15 @@ def run_scale(
         texts = [embedding_text(*split_text(doc.text)) for doc in real]
         sources = runtime.embedder.embed_documents(texts)  # recorded: served, not re-embedded
     generator = SyntheticText(real, seed)
+    # A few always-delivered rules count as part of the synthetic fill.
+    pinned = min(PINNED, max(0, targets[0] - len(real)))
+    rules = [{"summary": f"Rule {i}: {text}", "delivery_mode": "always", "importance": 0.5}
+             for i, text in enumerate(generator.texts(pinned))]  # fmt: skip
+    if rules:
+        runtime.memories.remember_batch(principal, CONTEXT, BatchCreate(items=rules))
     picked = np.random.default_rng(seed).permutation(len(questions))[:SCALE_QUERIES]
     queries = [questions[int(i)].text for i in picked]
-    size = len(real)
+    size = len(real) + len(rules)
     points: list[dict[str, object]] = []
     for target in targets:
         fill = _fill(runtime, principal, generator, sources, max(0, target - size), size, advance)
@@ -167,9 +176,23 @@ def run_scale(
         for arm in available_arms(runtime)[:1]:  # hybrid, or bm25 without an embedder
             point[arm] = _time_queries(runtime, principal, queries, ARMS[arm])
         point["steps"] = recall_breakdown(runtime, principal, CONTEXT, queries, SCALE_K)
+        point["load_pinned"] = _time_pinned(runtime, principal, len(rules))
         point["peak_rss_mb"] = peak_rss_mb()
         points.append(point)
     return points
+
+
+def _time_pinned(
+    runtime: Runtime, principal: Principal, pinned: int, rounds: int = SCALE_QUERIES
+) -> dict[str, float]:
+    """``load_pinned`` latency (the whole service call) after ``WARMUP`` untimed calls."""
+    samples: list[float] = []
+    for i in range(WARMUP + rounds):
+        began = time.perf_counter()
+        runtime.delivery.load_pinned(principal, CONTEXT)
+        if i >= WARMUP:
+            samples.append((time.perf_counter() - began) * 1000)
+    return {**latency_summary(samples), "pinned": pinned}
 
 
 def _time_queries(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kioku.cli.common import JsonOption, cli_runtime, console, handle_errors, print_json
@@ -59,7 +60,7 @@ def show(
         print_json(ctx)
         return
     for name, value in ctx.model_dump().items():
-        console.print(f"[bold]{name}[/bold]: {value}")
+        console.print(f"[bold]{name}[/bold]: {escape(str(value))}")
 
 
 @app.command("update")

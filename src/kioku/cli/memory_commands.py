@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kioku.cli.common import (
@@ -67,7 +68,7 @@ def recall(
     table.add_column("trust")
     table.add_column("id", style="dim")
     for i, hit in enumerate(result.results, start=1):
-        table.add_row(str(i), f"{hit.score:.4f}", hit.summary, hit.trust_tier, hit.id)
+        table.add_row(str(i), f"{hit.score:.4f}", escape(hit.summary), hit.trust_tier, hit.id)
     console.print(table)
 
 
@@ -87,7 +88,7 @@ def list_memories(
         return
     for memory in page.items:
         console.print(
-            f"{memory.created_at:%Y-%m-%d %H:%M}  [dim]{memory.id}[/dim]  {memory.summary}"
+            f"{memory.created_at:%Y-%m-%d %H:%M}  [dim]{memory.id}[/dim]  {escape(memory.summary)}"
         )
     if page.next_cursor:
         console.print(f"more: --cursor {page.next_cursor}")
@@ -105,7 +106,7 @@ def get(
         print_json(memory)
         return
     for name, value in memory.model_dump().items():
-        console.print(f"[bold]{name}[/bold]: {value}")
+        console.print(f"[bold]{name}[/bold]: {escape(str(value))}")
 
 
 def forget(
@@ -121,3 +122,29 @@ def forget(
         else:
             runtime.memories.forget(principal, context, memory_id)
     console.print(("purged " if purge else "forgot ") + memory_id)
+
+
+def pinned(
+    context: str = ContextOption,
+    cap: int = typer.Option(100, help="At most this many (clamped to 1..1000)."),
+    trust_tier: TrustTier | None = typer.Option(None, help="trusted: only what may be obeyed."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show the pinned set: always-delivered memories and open trigger windows, stably ordered."""
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        result = runtime.delivery.load_pinned(
+            runtime.local_principal("cli"),
+            context,
+            cap=cap,
+            filters=RecallFilters(trust_tier=trust_tier),
+        )
+    if as_json:
+        print_json(result)
+        return
+    for item in result.items:
+        line = escape(f"[{item.lane}] {item.summary}")
+        console.print(f"{line}  [dim]{item.trust_tier} · {item.id}[/dim]")
+    if result.truncated:
+        console.print(f"truncated: {len(result.items)} of {result.total_available} shown")
+    if not result.items:
+        console.print("nothing pinned")

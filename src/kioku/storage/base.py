@@ -100,6 +100,33 @@ class Store(Protocol):
 
     def count_memories(self, workspace_id: str, context_id: str) -> int: ...
 
+    # -- deterministic delivery
+    def pinned_memories(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        flt: MemoryFilter,
+        now: datetime,
+        limit: int,
+    ) -> tuple[list[MemoryRow], int]:
+        """``always`` memories plus ``on_trigger`` ones whose window contains ``now``.
+
+        Ordered by importance desc, created_at, id; returns (first ``limit`` rows, total).
+        """
+        ...
+
+    def upcoming_memories(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        flt: MemoryFilter,
+        start: datetime,
+        end: datetime,
+        limit: int,
+    ) -> tuple[list[MemoryRow], int]:
+        """``on_trigger`` memories whose window intersects ``[start, end)``, by trigger_from."""
+        ...
+
     # -- search legs
     def lexical_search(
         self,

@@ -31,6 +31,7 @@ from kioku.storage.sqlite.codec import (
     memory_from_row,
 )
 from kioku.storage.sqlite.connection import SQLiteDatabase
+from kioku.storage.sqlite.delivery import SQLiteDeliveryLane
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.vectors import SQLiteVectorLane
 from kioku.storage.vector_index import VectorIndexCache
@@ -50,7 +51,7 @@ def _encode_value(column: str, value: Any) -> Any:
     return value
 
 
-class SQLiteStore(SQLiteVectorLane):
+class SQLiteStore(SQLiteVectorLane, SQLiteDeliveryLane):
     """The embedded backend. One instance per process per database file."""
 
     def __init__(self, path: Path, *, index_dir: Path | None = None) -> None:
