@@ -262,8 +262,8 @@ def header_section(meta: Mapping[str, Any]) -> str:
             f"- machine: {machine['cpu_model']}, {machine['cpus']} CPUs visible, "
             f"Python {machine['python']}, {machine['platform']}",
             f"- load average (1/5/15 min) at start {_load(meta, 'start')}, at end "
-            f"{_load(meta, 'end')}: above {machine['cpus']}, other processes competed for the "
-            "CPUs and timings are inflated",
+            f"{_load(meta, 'end')} (above {machine['cpus']} would mean other processes competed "
+            "for the CPUs and timings are inflated)",
             f"- kioku {meta['kioku_version']}; embedder: `{meta['embedder']}`; "
             "database: SQLite (temporary file)",
             f"- raw figures: `{meta['json']}`",
