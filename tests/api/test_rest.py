@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 
 from kioku.runtime import Runtime
@@ -142,6 +144,26 @@ def test_oversized_request_body_is_413(client: SyncASGIClient, runtime: Runtime)
         headers={"content-type": "application/json"},
     )
     assert response.status_code == 413
+
+
+def test_oversized_chunked_body_without_length_is_413(
+    client: SyncASGIClient, runtime: Runtime
+) -> None:
+    chunk = b"x" * 65536
+    rounds = runtime.settings.max_request_bytes // len(chunk) + 2
+
+    async def body() -> AsyncIterator[bytes]:  # a generator: httpx sends it chunked
+        for _ in range(rounds):
+            yield chunk
+
+    response = client.post(
+        f"{API}/contexts/default/memories",
+        content=body(),
+        headers={"content-type": "application/json"},
+    )
+    assert response.request.headers.get("content-length") is None
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"
 
 
 def test_atomic_batch_with_a_bad_item_is_422_and_writes_nothing(client: SyncASGIClient) -> None:

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kioku.api.errors import error_body
+
 
 class BodySizeLimit:
-    """Counts body bytes as they arrive; over ``max_bytes`` the request ends with 413."""
+    """Reads the body up to ``max_bytes`` before the app sees it; past that, answers 413.
+
+    Counting inside the app's own ``receive`` does not work: FastAPI turns any error raised
+    while it reads the body into a 400, so a chunked (length-less) oversized body must be
+    refused here, before the app runs. The body is capped, so buffering it costs at most
+    ``max_bytes``, which the app would have held anyway.
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -23,48 +30,37 @@ class BodySizeLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._reject(send)
             return
-        received = 0
-        too_large = False
-
-        async def counting_receive() -> Message:
-            nonlocal received, too_large
+        chunks: list[bytes] = []
+        size = 0
+        first: Message | None = None
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    too_large = True
-                    raise _TooLarge
-            return message
-
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, counting_receive, tracking_send)
-        except _TooLarge:
-            if not started:
+            if message["type"] != "http.request":
+                first = message  # the client went away: let the app see it
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
                 await self._reject(send)
-        except Exception:
-            if too_large and not started:
-                await self._reject(send)
-            else:
-                raise
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = first or {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return replayed
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     async def _reject(self, send: Send) -> None:
-        body: dict[str, Any] = {
-            "error": {
-                "code": "payload_too_large",
-                "message": f"request body exceeds {self.max_bytes} bytes",
-                "field": None,
-                "details": [],
-            }
-        }
-        raw = json.dumps(body).encode()
+        message = f"request body exceeds {self.max_bytes} bytes"
+        raw = json.dumps(error_body("payload_too_large", message, None, [])).encode()
         await send(
             {
                 "type": "http.response.start",
@@ -76,7 +72,3 @@ class BodySizeLimit:
             }
         )
         await send({"type": "http.response.body", "body": raw})
-
-
-class _TooLarge(Exception):
-    pass
