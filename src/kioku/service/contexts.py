@@ -53,12 +53,10 @@ class ContextService:
         )
         return context_view(self.store.insert_context(principal.workspace_id, row))
 
-    def ensure_context(self, principal: Principal, name: str) -> Context:
-        """The context called ``name``, created with defaults if missing."""
-        row = self.store.get_context_by_name(principal.workspace_id, name)
-        if row is not None:
-            return self.get_context(principal, row.id)
-        return self.create_context(principal, ContextCreate(name=name))
+    def ensure_context(self, principal: Principal, name: str) -> None:
+        """Create the context called ``name`` with defaults if it is missing (at start-up)."""
+        if self.store.get_context_by_name(principal.workspace_id, name) is None:
+            self.create_context(principal, ContextCreate(name=name))
 
     def list_contexts(self, principal: Principal) -> ContextPage:
         """Every context the caller may see, by name."""

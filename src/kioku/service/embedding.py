@@ -29,7 +29,6 @@ class EmbeddingScheduler:
         self.embedder = embedder
         self.queue_limit = queue_limit
         self._wake = threading.Event()
-        self._idle = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -101,12 +100,7 @@ class EmbeddingScheduler:
 
     def notify(self) -> None:
         """Tell the worker there is new work."""
-        self._idle.clear()
         self._wake.set()
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until the worker has nothing left to do."""
-        return self._idle.wait(timeout)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -120,5 +114,4 @@ class EmbeddingScheduler:
                 log.exception("embedding worker error; retrying shortly")
                 self._stop.wait(1.0)
                 continue
-            self._idle.set()
             self._wake.wait(5.0)

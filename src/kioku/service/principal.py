@@ -34,7 +34,3 @@ class Principal:
     def source_type(self) -> str:
         """The ``source_type`` stamped on memories this caller writes."""
         return _SOURCE_TYPE_BY_CHANNEL[self.channel]
-
-    def via(self, channel: Channel) -> Principal:
-        """The same caller arriving through another channel."""
-        return Principal(self.workspace_id, self.role, channel, self.allowed_context_ids)
