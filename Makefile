@@ -22,13 +22,13 @@ test: $(STAMP)  ## the whole suite: unit, contract, integration (real model), RE
 	$(PY) -m pytest
 
 check: $(STAMP)  ## lint, format check, types
-	$(VENV)/bin/ruff check src tests
-	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/ruff check src tests examples
+	$(VENV)/bin/ruff format --check src tests examples
 	$(VENV)/bin/pyright
 
 fmt: $(STAMP)
-	$(VENV)/bin/ruff check --fix src tests
-	$(VENV)/bin/ruff format src tests
+	$(VENV)/bin/ruff check --fix src tests examples
+	$(VENV)/bin/ruff format src tests examples
 
 bench: $(STAMP)  ## LoCoMo + JSQuAD retrieval, latency, ingest; writes docs/benchmarks.md
 	$(KIOKU) bench --scale 10000 --scale 100000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,27 @@ def embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
+class ManualClock:
+    """A clock the test moves by hand: expiry is tested by advancing it, never by sleeping."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
 @pytest.fixture
-def runtime(settings: Settings, embedder: FakeEmbedder) -> Iterator[Runtime]:
-    rt = open_runtime(settings, embedder=embedder)
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def runtime(settings: Settings, embedder: FakeEmbedder, clock: ManualClock) -> Iterator[Runtime]:
+    rt = open_runtime(settings, embedder=embedder, clock=clock)
     try:
         yield rt
     finally:
@@ -80,6 +99,9 @@ class SyncASGIClient:
 
     def patch(self, url: str, **kwargs: Any) -> httpx.Response:
         return self.request("PATCH", url, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("PUT", url, **kwargs)
 
     def delete(self, url: str, **kwargs: Any) -> httpx.Response:
         return self.request("DELETE", url, **kwargs)

@@ -50,11 +50,20 @@ def test_every_rest_operation_is_a_service_method() -> None:
     from kioku.api import create_app
     from kioku.service.contexts import ContextService
     from kioku.service.delivery import DeliveryService
+    from kioku.service.feedback import FeedbackService
     from kioku.service.memories import MemoryService
     from kioku.service.recall import RecallService
+    from kioku.service.state import StateService
 
     spec = create_app().openapi()
-    services = (ContextService, MemoryService, RecallService, DeliveryService)
+    services = (
+        ContextService,
+        MemoryService,
+        RecallService,
+        DeliveryService,
+        FeedbackService,
+        StateService,
+    )
     for path in spec["paths"].values():
         for operation in path.values():
             name = operation["operationId"]

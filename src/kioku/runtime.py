@@ -6,13 +6,16 @@ from dataclasses import dataclass
 
 from threadpoolctl import threadpool_limits
 
+from kioku.clock import Clock, system_clock
 from kioku.embeddings import Embedder, make_embedder
 from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.embedding import EmbeddingScheduler
+from kioku.service.feedback import FeedbackService
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Channel, Principal
 from kioku.service.recall import RecallService
+from kioku.service.state import StateService
 from kioku.settings import Settings
 from kioku.storage import open_store
 from kioku.storage.base import Store
@@ -33,6 +36,8 @@ class Runtime:
     memories: MemoryService
     recall: RecallService
     delivery: DeliveryService
+    feedback: FeedbackService
+    state: StateService
     default_workspace_id: str
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
@@ -56,8 +61,11 @@ class Runtime:
         self.store.close()
 
 
-def open_runtime(settings: Settings, *, embedder: Embedder | None = None) -> Runtime:
-    """Build the runtime. ``embedder`` overrides the configured one (tests pass a fake)."""
+def open_runtime(
+    settings: Settings, *, embedder: Embedder | None = None, clock: Clock = system_clock
+) -> Runtime:
+    """Build the runtime. ``embedder`` overrides the configured one (tests pass a fake);
+    ``clock`` is where the time-driven lanes (state expiry, trigger windows) read "now"."""
     # recall runs its two legs on two threads; a multi-threaded BLAS spinning after each
     # vector search steals the core the lexical leg needs (measured: hybrid p50 at 100k
     # memories 70 → 50 ms with one BLAS thread).
@@ -87,7 +95,9 @@ def open_runtime(settings: Settings, *, embedder: Embedder | None = None) -> Run
             embed_async=settings.embed_async,
         ),
         recall=RecallService(store, contexts, embedder, fetch_factor=settings.fetch_factor),
-        delivery=DeliveryService(store, contexts),
+        delivery=DeliveryService(store, contexts, clock=clock),
+        feedback=FeedbackService(store, contexts, clock=clock),
+        state=StateService(store, contexts, max_value_bytes=settings.max_state_bytes, clock=clock),
         default_workspace_id=workspace.id,
         owns_embedder=owns_embedder,
     )

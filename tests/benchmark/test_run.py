@@ -70,13 +70,17 @@ def test_full_run_writes_report_and_json(data: Path, tmp_path: Path) -> None:
     assert locomo["ingest"]["items"] == 16 and locomo["ingest"]["drain_s"] is not None
     assert jsquad["paragraphs"] == 6 and jsquad["arms"]["bm25"]["metrics"]["all"]["n"] == 6
     assert jsquad["arms"]["bm25"]["metrics"]["all"]["recall@10"] == 1.0
+    study = locomo["feedback"]
+    assert study["held_out"]["before"]["n"] == 8 and study["feedback_half"]["after"]["n"] == 8
+    assert sum(study["events"].values()) == 8 * study["depth"]
     (point,) = results["scale"]
     assert (point["memories"], point["real"], point["synthetic"]) == (30, 16, 14)
     assert point["hybrid"]["n"] == 16
     assert {"resolve context", "lexical leg", "vector leg", "fetch rows"} <= set(point["steps"])
     text = out.read_text()
     for heading in ("LoCoMo retrieval", "per category", "JSQuAD retrieval", "Ingest and recall",
-                    "at scale", "Evidence normalisation", "How to read"):  # fmt: skip
+                    "at scale", "Evidence normalisation", "How to read",
+                    "Feedback in the re-ranker"):  # fmt: skip
         assert heading in text
     assert "BASELINES.md (CEO's harness)" in text and "| kioku hybrid | this run | 16 |" in text
     assert json.loads(raw.read_text())["meta"]["embedder"] == "fake-hash-64"
@@ -91,7 +95,7 @@ def test_bm25_only_when_no_embedder(
     printed = json.loads(capsys.readouterr().out)
     assert list(printed["locomo"]["arms"]) == ["bm25"]
     assert printed["locomo"]["conversations"] == ["locomo-conv-3"]  # quick: one conversation
-    assert printed["locomo"]["ingest"]["drain_s"] is None
+    assert printed["locomo"]["ingest"]["drain_s"] is None and "feedback" not in printed["locomo"]
     assert printed["meta"]["embedder"] == "none (BM25 only)" and "scale" not in printed
 
 

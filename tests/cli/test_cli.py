@@ -142,3 +142,27 @@ def test_pinned_lists_the_always_lane() -> None:
 def test_user_text_is_printed_literally_not_as_markup() -> None:
     invoke("remember", "Use [bold] in docs, not [red]")
     assert "[bold]" in invoke("list") and "[red]" in invoke("list")
+
+
+def test_state_set_get_list_delete() -> None:
+    state = json.loads(invoke("state", "set", "ticket-42", '{"step": 2}', "--json"))
+    assert state["value"] == {"step": 2} and state["expires_in_seconds"] == 86400
+    invoke("state", "set", "note", "awaiting reply", "--forever")
+    assert json.loads(invoke("state", "get", "note", "--json"))["value"] == "awaiting reply"
+    listed = json.loads(invoke("state", "list", "--json"))
+    assert [item["key"] for item in listed["items"]] == ["note", "ticket-42"]
+    assert "never expires" in invoke("state", "list")
+    invoke("state", "delete", "note")
+    missing = runner.invoke(app, ["state", "get", "note"])
+    assert missing.exit_code == 1 and "not found" in missing.output
+
+
+def test_feedback_add_and_list() -> None:
+    memory = json.loads(invoke("remember", "Deploys happen on Fridays", "--json"))
+    invoke("feedback", "add", memory["id"], "--helpful", "--query", "when are deploys?")
+    invoke("feedback", "add", memory["id"], "--unhelpful")
+    events = json.loads(invoke("feedback", "list", "--json"))["items"]
+    assert [e["helpful"] for e in events] == [False, True]
+    assert events[1]["actor"] == "local:cli" and events[1]["query"] == "when are deploys?"
+    unknown = runner.invoke(app, ["feedback", "add", "nope", "--helpful"])
+    assert unknown.exit_code == 1 and "memory_id" in unknown.output

@@ -4,7 +4,7 @@ import pytest
 
 from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
-from kioku.search.rerank import MAX_SHIFT, rerank_factor
+from kioku.search.rerank import MAX_SHIFT, net_helpfulness, rerank_factor
 from kioku.storage.records import RankingSignals, ScoredId
 
 
@@ -44,9 +44,27 @@ def test_rerank_factor_is_bounded_whatever_the_features() -> None:
     extremes = [
         RankingSignals(1.0, now, 10**9),
         RankingSignals(0.0, now - timedelta(days=10_000), 0),
+        RankingSignals(1.0, now, 10**9, helpful=10**9, unhelpful=0),
+        RankingSignals(0.0, now - timedelta(days=10_000), 0, helpful=0, unhelpful=10**9),
     ]
     for features in extremes:
         assert 1 - MAX_SHIFT <= rerank_factor(features, now) <= 1 + MAX_SHIFT
+
+
+def test_net_helpfulness_is_a_damped_vote_count() -> None:
+    assert net_helpfulness(0, 0) == 0.0
+    assert net_helpfulness(1, 0) == 0.5 and net_helpfulness(0, 1) == -0.5
+    assert net_helpfulness(3, 3) == 0.0  # contradictory events cancel
+    assert net_helpfulness(10, 0) == pytest.approx(10 / 11)
+
+
+def test_feedback_moves_the_factor_both_ways_and_nothing_without_it() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    plain = rerank_factor(RankingSignals(0.5, now, 0), now)
+    liked = rerank_factor(RankingSignals(0.5, now, 0, helpful=4), now)
+    disliked = rerank_factor(RankingSignals(0.5, now, 0, unhelpful=4), now)
+    assert disliked < plain < liked
+    assert rerank_factor(RankingSignals(0.5, now, 0, helpful=2, unhelpful=2), now) == plain
 
 
 def test_rerank_prefers_important_recent_memories_between_equals() -> None:

@@ -10,7 +10,7 @@ from fastapi import APIRouter, FastAPI
 from kioku import __version__
 from kioku.api.errors import install_error_handlers
 from kioku.api.limits import BodySizeLimit
-from kioku.api.routes import contexts, delivery, health, memories, recall
+from kioku.api.routes import contexts, delivery, feedback, health, memories, recall, state
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
 
@@ -40,7 +40,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         app.state.runtime = runtime
     install_error_handlers(app)
     api = APIRouter(prefix="/api/v1")
-    for module in (contexts, memories, recall, delivery, health):
+    for module in (contexts, memories, recall, delivery, feedback, state, health):
         api.include_router(module.router)
     app.include_router(api)
     app.add_api_route(  # also at /health, where load balancers look

@@ -98,8 +98,34 @@ def locomo_section(locomo: Mapping[str, Any], show_baselines: bool = True) -> st
             f"### LoCoMo per category ({ARM_LABELS[shown]})",
             table(["category", *columns], cat_rows),
         ]
+    if locomo.get("feedback"):
+        parts.append(feedback_section(locomo["feedback"]))
     parts.append(evidence_section(locomo["evidence"]))
     return "\n\n".join(parts)
+
+
+def feedback_section(study: Mapping[str, Any]) -> str:
+    """Hybrid before/after oracle feedback, on the held-out half and on the feedback half."""
+    columns = ["recall@5", "recall@10", "mrr@10"]
+    rows = []
+    for half, label in (("held_out", "held-out half"), ("feedback_half", "feedback half")):
+        for when in ("before", "after"):
+            metrics = study[half][when]
+            rows.append([label, when, metrics.get("n"), *(metrics.get(c) for c in columns)])
+    events = study["events"]
+    return "\n\n".join(
+        [
+            "### Feedback in the re-ranker (hybrid, LoCoMo)",
+            "Alternate questions of each conversation form a feedback half and a held-out half. "
+            f"An oracle agent marks each of the top {study['depth']} results of every "
+            "feedback-half question helpful (gold evidence) or unhelpful "
+            f"({events['helpful']} helpful, {events['unhelpful']} unhelpful events); then both "
+            "halves are asked again. The held-out rows show whether the feature generalises or "
+            "hurts; the feedback-half rows are the ceiling (the same questions again). The "
+            "feature cannot move a score by more than the re-ranker's ±10 % bound.",
+            table(["questions", "when", "n", *columns], rows),
+        ]
+    )
 
 
 def _listing(items: Sequence[str]) -> str:

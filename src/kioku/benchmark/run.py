@@ -17,6 +17,7 @@ from rich.progress import Progress
 
 from kioku import __version__
 from kioku.benchmark.data import Corpus, EvidenceStats, load_jsquad, load_locomo
+from kioku.benchmark.feedback import run_feedback_study
 from kioku.benchmark.ingest import (
     IngestTiming,
     RecordingEmbedder,
@@ -155,6 +156,10 @@ def run_suite(
                 "ingest": locomo_ingest.as_dict(),
                 "arms": _arms(runtime, locomo, locomo_keys, LOCOMO_KS, track, "locomo"),
             }
+            if runtime.embedder is not None:  # last on LoCoMo: it writes feedback events
+                results["locomo"]["feedback"] = run_feedback_study(
+                    runtime, locomo, locomo_keys, LOCOMO_KS, track
+                )
             results["jsquad"] = {
                 "paragraphs": len(jsquad.docs),
                 "questions": len(jsquad.questions),

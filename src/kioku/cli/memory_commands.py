@@ -68,7 +68,8 @@ def recall(
     table.add_column("trust")
     table.add_column("id", style="dim")
     for i, hit in enumerate(result.results, start=1):
-        table.add_row(str(i), f"{hit.score:.4f}", escape(hit.summary), hit.trust_tier, hit.id)
+        trust = hit.trust_tier + (" [red]suspicious[/red]" if hit.suspicious else "")
+        table.add_row(str(i), f"{hit.score:.4f}", escape(hit.summary), trust, hit.id)
     console.print(table)
 
 
@@ -143,7 +144,8 @@ def pinned(
         return
     for item in result.items:
         line = escape(f"[{item.lane}] {item.summary}")
-        console.print(f"{line}  [dim]{item.trust_tier} · {item.id}[/dim]")
+        flag = " [red]suspicious[/red]" if item.suspicious else ""
+        console.print(f"{line}  [dim]{item.trust_tier} · {item.id}[/dim]{flag}")
     if result.truncated:
         console.print(f"truncated: {len(result.items)} of {result.total_available} shown")
     if not result.items:

@@ -1,4 +1,5 @@
-"""The bounded feature re-ranker: small, capped nudges from importance, recency and access.
+"""The bounded feature re-ranker: small, capped nudges from importance, recency, access and
+feedback (net helpfulness).
 
 Whatever the features say, a result's score moves by at most ``MAX_SHIFT`` either way, so the
 retrieval legs always decide the order and the features only break near-ties.
@@ -13,7 +14,15 @@ from kioku.storage.records import RankingSignals
 
 MAX_SHIFT = 0.10
 RECENCY_HALF_LIFE_DAYS = 30.0
-_WEIGHTS = {"importance": 0.5, "recency": 0.3, "access": 0.2}
+_WEIGHTS = {"importance": 0.5, "recency": 0.3, "access": 0.2, "feedback": 0.5}
+
+
+def net_helpfulness(helpful: int, unhelpful: int) -> float:
+    """(helpful - unhelpful) / (events + 1), in (-1, 1): one vote counts half, ten count 0.9.
+
+    The +1 keeps a single event from acting like a verdict; with no events it is 0.
+    """
+    return (helpful - unhelpful) / (helpful + unhelpful + 1)
 
 
 def rerank_factor(features: RankingSignals, newest: datetime) -> float:
@@ -29,6 +38,7 @@ def rerank_factor(features: RankingSignals, newest: datetime) -> float:
         _WEIGHTS["importance"] * (2.0 * features.importance - 1.0)
         + _WEIGHTS["recency"] * (2.0 * recency - 1.0)
         + _WEIGHTS["access"] * access
+        + _WEIGHTS["feedback"] * net_helpfulness(features.helpful, features.unhelpful)
     )
     signal = max(-1.0, min(1.0, signal))
     return 1.0 + MAX_SHIFT * signal

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
+from kioku.clock import Clock, system_clock
 from kioku.errors import InvalidInputError
 from kioku.models import PinnedItem, PinnedResult, RecallFilters, UpcomingResult
 from kioku.service.contexts import ContextService
@@ -25,9 +26,12 @@ def clamp_cap(cap: int) -> int:
 class DeliveryService:
     """What an agent loads every turn, and what is about to become due."""
 
-    def __init__(self, store: Store, contexts: ContextService) -> None:
+    def __init__(
+        self, store: Store, contexts: ContextService, *, clock: Clock = system_clock
+    ) -> None:
         self.store = store
         self.contexts = contexts
+        self.clock = clock
 
     def load_pinned(
         self,
@@ -49,7 +53,7 @@ class DeliveryService:
             principal.workspace_id,
             [context.id],
             memory_filter(filters or RecallFilters()),
-            now or datetime.now(UTC),
+            now or self.clock(),
             cap,
         )
         items = [
@@ -75,7 +79,7 @@ class DeliveryService:
     ) -> UpcomingResult:
         """``on_trigger`` memories whose window meets ``[start, end)`` (default: next 7 days)."""
         context = self.contexts.resolve(principal, context_ref)
-        start = start or datetime.now(UTC)
+        start = start or self.clock()
         end = end or start + DEFAULT_UPCOMING
         if start.tzinfo is None or end.tzinfo is None:
             raise InvalidInputError("from and until need a time zone", field="from")

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -25,9 +21,11 @@ from kioku.models import (
 )
 from kioku.search.tokenize import tokenize
 from kioku.service.contexts import ContextService, raise_null
+from kioku.service.cursors import pack_cursor, unpack_cursor
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.filters import memory_filter
 from kioku.service.principal import Principal
+from kioku.service.suspicious import is_suspicious
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
 from kioku.storage.records import (
@@ -59,6 +57,17 @@ def derive_trust_tier(context: ContextRow, source_type: str) -> str:
     if context.trust_tier == "external" or source_type == "connector":
         return "external"
     return "trusted"
+
+
+def judge_instructions(trust_tier: str, summary: str, content: str) -> bool | None:
+    """The detector's verdict, stored with external text only (``None``: judge it on read).
+
+    Trusted text is never flagged, so trusted writes skip the detector's cost; should its
+    context become external later, its rows are judged when read.
+    """
+    if trust_tier != "external":
+        return None
+    return is_suspicious(embedding_text(summary, content))
 
 
 class MemoryService:
@@ -93,6 +102,7 @@ class MemoryService:
     ) -> NewMemory:
         self._check_content(data.content)
         source_type = principal.source_type
+        trust_tier = derive_trust_tier(context, source_type)
         return NewMemory(
             id=str(uuid.uuid4()),
             context_id=context.id,
@@ -106,9 +116,10 @@ class MemoryService:
             trigger_until=data.trigger_until,
             source_type=source_type,
             source_uri=data.source_uri,
-            trust_tier=derive_trust_tier(context, source_type),
+            trust_tier=trust_tier,
             lexical_tokens=lexical_text(data.summary, data.content, data.tags),
             created_at=now,
+            instruction_like=judge_instructions(trust_tier, data.summary, data.content),
         )
 
     def _schedule_embedding(self, jobs: list[EmbeddingJob], wait: bool) -> None:
@@ -206,6 +217,9 @@ class MemoryService:
         content = sent.get("content", current.content)
         tags = sent.get("tags", current.tags)
         changes.text_changed = (summary, content) != (current.summary, current.content)
+        if changes.text_changed:
+            verdict = judge_instructions(current.trust_tier, summary, content)
+            changes.values["instruction_like"] = verdict
         if changes.text_changed or tags != current.tags:
             changes.lexical_tokens = lexical_text(summary, content, tags)
         row = self.store.update_memory(
@@ -305,23 +319,16 @@ def _item_error(index: int, code: str, field: str, message: str) -> BatchItemRes
 
 def encode_cursor(row: MemoryRow) -> str:
     """An opaque cursor pointing just past ``row`` in listing order."""
-    raw = json.dumps([row.created_at.isoformat(), row.id])
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return pack_cursor(row.created_at.isoformat(), row.id)
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, str]:
     """Parse a cursor from ``encode_cursor``; anything else is a 422 on ``cursor``."""
+    created_at, memory_id = unpack_cursor(cursor, str, str)
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        value: Any = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        created_at, memory_id = value
-        if not isinstance(created_at, str) or not isinstance(memory_id, str):
-            raise ValueError
         stamp = datetime.fromisoformat(created_at)
-        if stamp.tzinfo is None:
-            raise ValueError
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInputError(
-            "cursor is not a cursor this server issued", field="cursor"
-        ) from None
+    except ValueError:
+        stamp = None
+    if stamp is None or stamp.tzinfo is None:
+        raise InvalidInputError("cursor is not a cursor this server issued", field="cursor")
     return stamp, memory_id

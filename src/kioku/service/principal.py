@@ -29,8 +29,15 @@ class Principal:
     role: Role = "owner"
     channel: Channel = "rest"
     allowed_context_ids: frozenset[str] | None = None
+    key_id: str | None = None
+    """The API key used, once keys exist; ``None`` for local (loopback dev, CLI, stdio) callers."""
 
     @property
     def source_type(self) -> str:
         """The ``source_type`` stamped on memories this caller writes."""
         return _SOURCE_TYPE_BY_CHANNEL[self.channel]
+
+    @property
+    def actor(self) -> str:
+        """Who to record on append-only events (feedback, audit): the key, or the local channel."""
+        return f"key:{self.key_id}" if self.key_id else f"local:{self.channel}"

@@ -5,12 +5,24 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from kioku.models import Context, Memory
-from kioku.storage.records import ContextRow, MemoryRow
+from kioku.service.suspicious import is_suspicious
+from kioku.storage.records import ContextRow, MemoryRow, embedding_text
 
 
 def memory_view(row: MemoryRow) -> Memory:
-    """The wire form of a stored memory."""
-    return Memory.model_validate(row, from_attributes=True)
+    """The wire form of a stored memory, with ``suspicious`` flagged on read (SPEC §4).
+
+    Only external text is flagged: a trusted guardrail is *meant* to instruct the agent. The
+    detector's verdict is stored when the text is written (it costs up to ~0.5 s on a hostile
+    1 MiB text, too much for every read); rows written before that are judged here.
+    """
+    memory = Memory.model_validate(row, from_attributes=True)
+    if row.trust_tier == "external":
+        verdict = row.instruction_like
+        if verdict is None:
+            verdict = is_suspicious(embedding_text(row.summary, row.content))
+        memory.suspicious = verdict
+    return memory
 
 
 def context_view(row: ContextRow, memory_count: int | None = None) -> Context:

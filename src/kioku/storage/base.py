@@ -15,12 +15,15 @@ import numpy as np
 from kioku.storage.records import (
     ContextRow,
     EmbeddingJob,
+    FeedbackRow,
     MemoryChanges,
     MemoryFilter,
     MemoryRow,
+    NewFeedback,
     NewMemory,
     RankingSignals,
     ScoredId,
+    StateRow,
     WorkspaceRow,
 )
 
@@ -126,6 +129,60 @@ class Store(Protocol):
     ) -> tuple[list[MemoryRow], int]:
         """``on_trigger`` memories whose window intersects ``[start, end)``, by trigger_from."""
         ...
+
+    # -- feedback lane (append-only: no update, no delete but the purge cascade)
+    def insert_feedback(self, workspace_id: str, event: NewFeedback) -> FeedbackRow | None:
+        """Append an event; ``None`` (nothing written) unless the memory is live in that context."""
+        ...
+
+    def list_feedback(
+        self,
+        workspace_id: str,
+        context_id: str,
+        memory_id: str | None,
+        before_seq: int | None,
+        limit: int,
+    ) -> list[FeedbackRow]:
+        """Newest first, keyset-paginated on the append sequence."""
+        ...
+
+    # -- agent state lane (expired rows are absent from every read)
+    def set_state(
+        self,
+        workspace_id: str,
+        context_id: str,
+        key: str,
+        value: str,
+        expires_at: datetime | None,
+        now: datetime,
+    ) -> StateRow:
+        """Upsert: last writer wins, never a second row for one key."""
+        ...
+
+    def get_state(
+        self, workspace_id: str, context_id: str, key: str, now: datetime
+    ) -> StateRow | None: ...
+
+    def list_state(
+        self,
+        workspace_id: str,
+        context_id: str,
+        now: datetime,
+        after_key: str | None,
+        limit: int,
+    ) -> list[StateRow]:
+        """Live keys in key order, keyset-paginated."""
+        ...
+
+    def delete_state(self, workspace_id: str, context_id: str, key: str, now: datetime) -> bool:
+        """Remove a key; ``False`` if it was absent or already expired."""
+        ...
+
+    def sweep_state(self, workspace_id: str | None, context_id: str | None, now: datetime) -> int:
+        """Delete expired rows (of one context, one workspace, or all); returns how many."""
+        ...
+
+    def count_state(self, workspace_id: str, context_id: str, now: datetime) -> int: ...
 
     # -- search legs
     def lexical_search(

@@ -54,6 +54,9 @@ class MemoryRow:
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None
+    instruction_like: bool | None = None
+    """The detector's verdict on the text (``None``: not judged yet); exposed as ``suspicious``
+    only on external memories."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class NewMemory:
     trust_tier: str
     lexical_tokens: str
     created_at: datetime
+    instruction_like: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,54 @@ class RankingSignals:
     importance: float
     created_at: datetime
     access_count: int
+    helpful: int = 0
+    """Feedback events that called this memory helpful..."""
+    unhelpful: int = 0
+    """...and unhelpful (both kept: contradictory events are not resolved away)."""
+
+
+@dataclass(frozen=True)
+class FeedbackRow:
+    """One append-only feedback event; ``actor`` and ``channel`` are stamped by the server."""
+
+    id: str
+    seq: int
+    workspace_id: str
+    context_id: str
+    memory_id: str
+    helpful: bool
+    query: str | None
+    note: str | None
+    actor: str
+    channel: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class NewFeedback:
+    """A feedback event the service has validated and stamped."""
+
+    id: str
+    context_id: str
+    memory_id: str
+    helpful: bool
+    query: str | None
+    note: str | None
+    actor: str
+    channel: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class StateRow:
+    """One live key of the agent state lane; ``value`` is the JSON text."""
+
+    context_id: str
+    key: str
+    value: str
+    expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 MEMORY_COLUMNS = (
     "id, workspace_id, context_id, summary, content, type, tags, importance, delivery_mode, "
     "trigger_from, trigger_until, source_type, source_uri, trust_tier, embedding_status, "
-    "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at"
+    "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
+    "instruction_like"
 )
 
 
@@ -71,6 +72,7 @@ def memory_from_row(row: sqlite3.Row) -> MemoryRow:
         created_at=decode_required_time(row["created_at"]),
         updated_at=decode_required_time(row["updated_at"]),
         deleted_at=decode_time(row["deleted_at"]),
+        instruction_like=None if row["instruction_like"] is None else bool(row["instruction_like"]),
     )
 
 

@@ -32,14 +32,16 @@ from kioku.storage.sqlite.codec import (
 )
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.delivery import SQLiteDeliveryLane
+from kioku.storage.sqlite.feedback import SQLiteFeedbackLane
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
+from kioku.storage.sqlite.state import SQLiteStateLane
 from kioku.storage.sqlite.vectors import SQLiteVectorLane
 from kioku.storage.vector_index import VectorIndexCache
 
 _CONTEXT_COLUMNS = {"name", "description", "trust_tier", "sleep_mode", "search_config"}
 _MEMORY_COLUMNS = {
     "summary", "content", "type", "tags", "importance", "delivery_mode",
-    "trigger_from", "trigger_until", "source_uri",
+    "trigger_from", "trigger_until", "source_uri", "instruction_like",
 }  # fmt: skip
 
 
@@ -51,7 +53,7 @@ def _encode_value(column: str, value: Any) -> Any:
     return value
 
 
-class SQLiteStore(SQLiteVectorLane, SQLiteDeliveryLane):
+class SQLiteStore(SQLiteVectorLane, SQLiteDeliveryLane, SQLiteFeedbackLane, SQLiteStateLane):
     """The embedded backend. One instance per process per database file."""
 
     def __init__(self, path: Path, *, index_dir: Path | None = None) -> None:
@@ -191,14 +193,15 @@ class SQLiteStore(SQLiteVectorLane, SQLiteDeliveryLane):
                 cursor = conn.execute(
                     "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
                     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
-                    "source_uri, trust_tier, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "source_uri, trust_tier, created_at, updated_at, instruction_like) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         row.id, workspace_id, row.context_id, row.summary, row.content, row.type,
                         json.dumps(row.tags, ensure_ascii=False), row.importance,
                         row.delivery_mode, encode_optional_time(row.trigger_from),
                         encode_optional_time(row.trigger_until), row.source_type,
                         row.source_uri, row.trust_tier, created, created,
+                        None if row.instruction_like is None else int(row.instruction_like),
                     ),
                 )  # fmt: skip
                 conn.execute(
@@ -242,8 +245,20 @@ class SQLiteStore(SQLiteVectorLane, SQLiteDeliveryLane):
                 f"WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
                 (workspace_id, *chunk),
             ).fetchall()
+            votes = {
+                vote[0]: (vote[1], vote[2])
+                for vote in conn.execute(
+                    "SELECT memory_id, sum(helpful), count(*) FROM retrieval_feedback "
+                    f"WHERE workspace_id = ? AND memory_id IN ({placeholders(chunk)}) "
+                    "GROUP BY memory_id",
+                    (workspace_id, *chunk),
+                )
+            }
             for row in rows:
-                found[row[0]] = RankingSignals(row[1], decode_required_time(row[2]), row[3])
+                helpful, total = votes.get(row[0], (0, 0))
+                found[row[0]] = RankingSignals(
+                    row[1], decode_required_time(row[2]), row[3], helpful, total - helpful
+                )
         return found
 
     def update_memory(

@@ -1,0 +1,63 @@
+"""``kioku feedback ...``: record whether a memory helped, and read the (append-only) log."""
+
+from __future__ import annotations
+
+import typer
+from rich.markup import escape
+
+from kioku.cli.common import (
+    ContextOption,
+    JsonOption,
+    cli_runtime,
+    console,
+    handle_errors,
+    print_json,
+)
+from kioku.models import FeedbackCreate
+
+app = typer.Typer(help="Retrieval feedback: append-only, never recalled.", no_args_is_help=True)
+
+
+@app.command("add")
+def add(
+    memory_id: str,
+    helpful: bool = typer.Option(..., "--helpful/--unhelpful", help="Did the memory help?"),
+    query: str | None = typer.Option(None, help="The query it was recalled for."),
+    note: str | None = typer.Option(None, help="Why (free text)."),
+    context: str = ContextOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Append a helpful/unhelpful event for MEMORY_ID (it nudges the bounded re-ranker)."""
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        data = FeedbackCreate(memory_id=memory_id, helpful=helpful, query=query, note=note)
+        event = runtime.feedback.feedback(runtime.local_principal("cli"), context, data)
+    if as_json:
+        print_json(event)
+    else:
+        console.print(f"recorded {event.feedback_id}")
+
+
+@app.command("list")
+def list_feedback(
+    memory: str | None = typer.Option(None, "--memory", help="Only this memory's events."),
+    context: str = ContextOption,
+    limit: int = typer.Option(50, help="Events per page (1..200)."),
+    cursor: str | None = typer.Option(None, help="next_cursor of the previous page."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show feedback events, newest first."""
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        page = runtime.feedback.list_feedback(
+            runtime.local_principal("cli"), context, memory_id=memory, cursor=cursor, limit=limit
+        )
+    if as_json:
+        print_json(page)
+        return
+    for event in page.items:
+        verdict = "[green]helpful[/green]" if event.helpful else "[red]unhelpful[/red]"
+        query = f" for {escape(repr(event.query))}" if event.query else ""
+        console.print(f"{event.created_at:%Y-%m-%d %H:%M} {verdict} {event.memory_id}{query}")
+    if not page.items:
+        console.print("no feedback yet")
+    if page.next_cursor:
+        console.print(f"more: --cursor {page.next_cursor}")
