@@ -21,6 +21,7 @@ err_console = Console(stderr=True)
 
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON.")
 ContextOption = typer.Option("default", "--context", "-c", help="Context id or name.")
+CursorOption = typer.Option(None, "--cursor", help="next_cursor of the previous page.")
 
 
 @contextmanager

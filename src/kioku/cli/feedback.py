@@ -7,6 +7,7 @@ from rich.markup import escape
 
 from kioku.cli.common import (
     ContextOption,
+    CursorOption,
     JsonOption,
     cli_runtime,
     console,
@@ -42,7 +43,7 @@ def list_feedback(
     memory: str | None = typer.Option(None, "--memory", help="Only this memory's events."),
     context: str = ContextOption,
     limit: int = typer.Option(50, help="Events per page (1..200)."),
-    cursor: str | None = typer.Option(None, help="next_cursor of the previous page."),
+    cursor: str | None = CursorOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Show feedback events, newest first."""

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from kioku.cli.common import (
     ContextOption,
+    CursorOption,
     JsonOption,
     cli_runtime,
     console,
@@ -76,7 +77,7 @@ def recall(
 def list_memories(
     context: str = ContextOption,
     limit: int = typer.Option(20, min=1, max=200, help="Page size."),
-    cursor: str | None = typer.Option(None, help="next_cursor of the previous page."),
+    cursor: str | None = CursorOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List memories newest first (no ranking), one page at a time."""

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from kioku.cli.common import (
     ContextOption,
+    CursorOption,
     JsonOption,
     cli_runtime,
     console,
@@ -76,7 +77,7 @@ def get_state(key: str, context: str = ContextOption, as_json: bool = JsonOption
 def list_state(
     context: str = ContextOption,
     limit: int = typer.Option(100, help="Keys per page (1..1000)."),
-    cursor: str | None = typer.Option(None, help="next_cursor of the previous page."),
+    cursor: str | None = CursorOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List the live keys of a context, in key order."""
