@@ -54,6 +54,7 @@ def test_every_rest_operation_is_a_service_method() -> None:
     from kioku.service.memories import MemoryService
     from kioku.service.recall import RecallService
     from kioku.service.state import StateService
+    from kioku.service.stats import StatsService
 
     spec = create_app().openapi()
     services = (
@@ -63,6 +64,7 @@ def test_every_rest_operation_is_a_service_method() -> None:
         DeliveryService,
         FeedbackService,
         StateService,
+        StatsService,
     )
     for path in spec["paths"].values():
         for operation in path.values():

@@ -16,6 +16,7 @@ from kioku.service.memories import MemoryService
 from kioku.service.principal import Channel, Principal
 from kioku.service.recall import RecallService
 from kioku.service.state import StateService
+from kioku.service.stats import StatsService
 from kioku.settings import Settings
 from kioku.storage import open_store
 from kioku.storage.base import Store
@@ -38,6 +39,7 @@ class Runtime:
     delivery: DeliveryService
     feedback: FeedbackService
     state: StateService
+    stats: StatsService
     default_workspace_id: str
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
@@ -97,6 +99,7 @@ def open_runtime(
         recall=RecallService(store, contexts, embedder, fetch_factor=settings.fetch_factor),
         delivery=DeliveryService(store, contexts, clock=clock),
         feedback=FeedbackService(store, contexts, clock=clock),
+        stats=StatsService(store, contexts, clock=clock),
         state=StateService(store, contexts, max_value_bytes=settings.max_state_bytes, clock=clock),
         default_workspace_id=workspace.id,
         owns_embedder=owns_embedder,

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kioku.storage.records import (
+    ContextCounts,
     ContextRow,
     EmbeddingJob,
     FeedbackRow,
@@ -102,6 +103,10 @@ class Store(Protocol):
         ...
 
     def count_memories(self, workspace_id: str, context_id: str) -> int: ...
+
+    def context_counts(self, workspace_id: str, context_id: str, now: datetime) -> ContextCounts:
+        """Rows per lane of one context, for ``stats``."""
+        ...
 
     # -- deterministic delivery
     def pinned_memories(

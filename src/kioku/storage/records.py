@@ -190,6 +190,22 @@ class StateRow:
 
 
 @dataclass(frozen=True)
+class ContextCounts:
+    """How many rows of each lane a context holds (``stats``)."""
+
+    live: int
+    deleted: int
+    superseded: int
+    pinned: int
+    triggered: int
+    external: int
+    embedding: dict[str, int]
+    state_keys: int
+    helpful: int
+    unhelpful: int
+
+
+@dataclass(frozen=True)
 class ScoredId:
     """One hit of a search leg, best first."""
 

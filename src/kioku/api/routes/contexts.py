@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from kioku.api.deps import PrincipalDep, RuntimeDep
-from kioku.models import Context, ContextCreate, ContextPage, ContextUpdate
+from kioku.models import Context, ContextCreate, ContextPage, ContextStats, ContextUpdate
 
 router = APIRouter(prefix="/contexts", tags=["contexts"])
 
@@ -41,3 +41,9 @@ def delete_context(context_id: str, runtime: RuntimeDep, principal: PrincipalDep
     """Delete a context and all its memories, for good."""
     runtime.contexts.delete_context(principal, context_id)
     return Response(status_code=204)
+
+
+@router.get("/{context_id}/stats", operation_id="stats")
+def stats(context_id: str, runtime: RuntimeDep, principal: PrincipalDep) -> ContextStats:
+    """Counts per lane (memories, pinned, external, embeddings, state keys, feedback)."""
+    return runtime.stats.stats(principal, context_id)

@@ -35,6 +35,7 @@ from kioku.storage.sqlite.delivery import SQLiteDeliveryLane
 from kioku.storage.sqlite.feedback import SQLiteFeedbackLane
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.state import SQLiteStateLane
+from kioku.storage.sqlite.stats import SQLiteStatsLane
 from kioku.storage.sqlite.vectors import SQLiteVectorLane
 from kioku.storage.vector_index import VectorIndexCache
 
@@ -53,7 +54,9 @@ def _encode_value(column: str, value: Any) -> Any:
     return value
 
 
-class SQLiteStore(SQLiteVectorLane, SQLiteDeliveryLane, SQLiteFeedbackLane, SQLiteStateLane):
+class SQLiteStore(
+    SQLiteVectorLane, SQLiteDeliveryLane, SQLiteFeedbackLane, SQLiteStateLane, SQLiteStatsLane
+):
     """The embedded backend. One instance per process per database file."""
 
     def __init__(self, path: Path, *, index_dir: Path | None = None) -> None:

@@ -1,0 +1,66 @@
+"""Shared field types and the request-body base class of every wire model."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    model_validator,
+)
+
+DeliveryMode = Literal["on_recall", "always", "on_trigger"]
+SourceType = Literal["manual", "api", "import", "connector", "sleep"]
+TrustTier = Literal["trusted", "external"]
+SleepMode = Literal["off", "edges_only", "full"]
+EmbeddingStatus = Literal["pending", "ready", "failed"]
+Confidence = Literal["high", "moderate", "low", "none"]
+
+CONTEXT_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+UUID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+MAX_SUMMARY_CHARS = 500
+MAX_TAGS = 32
+MAX_QUERY_CHARS = 4000
+
+Label = Annotated[StrictStr, Field(min_length=1, max_length=64)]
+SERVER_STAMPED = ("source_type", "trust_tier")
+
+
+class InputModel(BaseModel):
+    """Base of every request body: unknown fields are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_server_stamped(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name in SERVER_STAMPED:
+                if name in data and name not in cls.model_fields:
+                    raise ValueError(
+                        f"{name} is stamped by the server from the channel and the context; "
+                        "a client cannot set it"
+                    )
+        return data
+
+
+def clean_tags(tags: list[str]) -> list[str]:
+    """Strip, drop duplicates, keep first-seen order."""
+    seen: dict[str, None] = {}
+    for tag in tags:
+        tag = tag.strip()
+        if not tag:
+            raise ValueError("tags must be non-empty strings")
+        seen.setdefault(tag, None)
+    return list(seen)
+
+
+def clean_summary(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("summary must not be empty or only whitespace")
+    return value

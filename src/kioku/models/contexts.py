@@ -1,0 +1,104 @@
+"""Wire models of contexts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    Field,
+    StrictStr,
+    field_validator,
+)
+
+from kioku.models.base import (
+    CONTEXT_NAME_PATTERN,
+    UUID_PATTERN,
+    InputModel,
+    SleepMode,
+    TrustTier,
+)
+
+
+class ContextCreate(InputModel):
+    """A new named memory space."""
+
+    name: StrictStr = Field(pattern=CONTEXT_NAME_PATTERN, description="Unique per workspace.")
+    description: StrictStr = Field(default="", max_length=2000)
+    trust_tier: TrustTier = "trusted"
+    sleep_mode: SleepMode = "edges_only"
+    search_config: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_not_an_id(cls, value: str) -> str:
+        if UUID_PATTERN.match(value):
+            raise ValueError("a context name must not look like a context id (uuid)")
+        return value
+
+    @field_validator("search_config")
+    @classmethod
+    def _known_search_config(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return SearchConfig.model_validate(value).model_dump(exclude_defaults=True)
+
+
+class ContextUpdate(InputModel):
+    """Partial update of a context; absent fields are left alone."""
+
+    name: StrictStr | None = Field(default=None, pattern=CONTEXT_NAME_PATTERN)
+    description: StrictStr | None = Field(default=None, max_length=2000)
+    trust_tier: TrustTier | None = None
+    sleep_mode: SleepMode | None = None
+    search_config: dict[str, Any] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_not_an_id(cls, value: str | None) -> str | None:
+        if value is not None and UUID_PATTERN.match(value):
+            raise ValueError("a context name must not look like a context id (uuid)")
+        return value
+
+    @field_validator("search_config")
+    @classmethod
+    def _known_search_config(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        return SearchConfig.model_validate(value).model_dump(exclude_defaults=True)
+
+
+class SearchConfig(InputModel):
+    """Per-context fusion settings.
+
+    ``weighted`` (default) sums each leg's min-max normalised scores; ``rrf`` is reciprocal-rank
+    fusion. Weighted is the default because it measured better on both benchmarks
+    (docs/benchmarks.md): RRF throws away how much better the top hit of a leg is.
+    """
+
+    fusion: Literal["rrf", "weighted"] = "weighted"
+    rrf_k: int = Field(default=60, ge=1, le=1000)
+    lexical_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
+    vector_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
+
+
+class Context(BaseModel):
+    """A named memory space inside one workspace."""
+
+    id: str
+    workspace_id: str
+    name: str
+    description: str
+    trust_tier: TrustTier
+    sleep_mode: SleepMode
+    search_config: dict[str, Any]
+    embedding_model: str | None
+    embedding_dim: int | None
+    memory_count: int = 0
+    created_at: datetime
+    updated_at: datetime
+
+
+class ContextPage(BaseModel):
+    """Every context of the workspace, ordered by name."""
+
+    items: list[Context]

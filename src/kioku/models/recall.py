@@ -1,0 +1,90 @@
+"""Wire models of recall: filters, the request, scored results."""
+
+from __future__ import annotations
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    Field,
+    StrictBool,
+    StrictStr,
+    field_validator,
+)
+
+from kioku.models.base import (
+    MAX_QUERY_CHARS,
+    Confidence,
+    DeliveryMode,
+    InputModel,
+    Label,
+    SourceType,
+    TrustTier,
+)
+from kioku.models.memories import Memory
+
+
+class TagFilter(InputModel):
+    """Match memories carrying any (or all) of these tags."""
+
+    any: list[Label] | None = None
+    all: list[Label] | None = None
+
+
+class RecallFilters(InputModel):
+    """Narrow a recall or a listing. Every filter is optional and they combine with AND."""
+
+    type: Label | list[Label] | None = None
+    tags: list[Label] | TagFilter | None = Field(
+        default=None, description="A list means any-of; use {all: [...]} for all-of."
+    )
+    importance_min: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    importance_max: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    created_after: AwareDatetime | None = None
+    created_before: AwareDatetime | None = None
+    source_type: SourceType | list[SourceType] | None = None
+    trust_tier: TrustTier | None = None
+    delivery_mode: DeliveryMode | list[DeliveryMode] | None = None
+    context_ids: list[StrictStr] | None = Field(default=None, max_length=50)
+    include_superseded: StrictBool = False
+    include_deleted: StrictBool = False
+
+
+class RecallRequest(InputModel):
+    """A hybrid search in one context (or several, via ``filters.context_ids``)."""
+
+    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    k: int = Field(default=5, ge=1, le=100)
+    filters: RecallFilters = Field(default_factory=RecallFilters)
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be empty or only whitespace")
+        return value
+
+
+class ScoreBreakdown(BaseModel):
+    """How a result's score was made: each leg's raw score, the fused score, the rerank factor."""
+
+    lexical: float | None
+    lexical_rank: int | None
+    vector: float | None
+    vector_rank: int | None
+    fused: float
+    rerank: float
+
+
+class RecallHit(Memory):
+    """A memory found by recall, with its score."""
+
+    score: float
+    score_breakdown: ScoreBreakdown
+
+
+class RecallResult(BaseModel):
+    """The ranked results of a recall and how much to trust the set as a whole."""
+
+    results: list[RecallHit]
+    confidence: Confidence
+    legs: list[str] = Field(description="Which search legs ran: lexical, vector.")

@@ -1,0 +1,39 @@
+"""``stats``: what a context holds, lane by lane. Counts only: nothing is read in full."""
+
+from __future__ import annotations
+
+from kioku.clock import Clock, system_clock
+from kioku.models import ContextStats
+from kioku.service.contexts import ContextService
+from kioku.service.principal import Principal
+from kioku.storage.base import Store
+
+
+class StatsService:
+    """Counts per lane for the agent, the CLI and the UI."""
+
+    def __init__(self, store: Store, contexts: ContextService, clock: Clock = system_clock):
+        self.store = store
+        self.contexts = contexts
+        self.clock = clock
+
+    def stats(self, principal: Principal, context_ref: str) -> ContextStats:
+        """Memories (live, deleted, superseded, pinned, triggered, external, by embedding
+        status), live state keys, feedback events, the embedding model, the last Sleep run."""
+        context = self.contexts.resolve(principal, context_ref)
+        counts = self.store.context_counts(principal.workspace_id, context.id, self.clock())
+        return ContextStats(
+            context_id=context.id,
+            name=context.name,
+            trust_tier=context.trust_tier,  # type: ignore[arg-type]
+            memories=counts.live,
+            deleted=counts.deleted,
+            superseded=counts.superseded,
+            pinned=counts.pinned,
+            triggered=counts.triggered,
+            external=counts.external,
+            embeddings=counts.embedding,
+            embedding_model=context.embedding_model,
+            state_keys=counts.state_keys,
+            feedback={"helpful": counts.helpful, "unhelpful": counts.unhelpful},
+        )
