@@ -13,7 +13,8 @@ Each turn follows the seed's structure:
   4. set_state             - progress
   5. feedback              - which document actually helped
 
-Run it against a server started with ``make run`` (or ``kioku serve``)::
+It talks to kioku through the Python SDK (``kioku.Client``). Run it against a server started
+with ``make run`` (or ``kioku serve``)::
 
     python examples/triage_agent.py --url http://127.0.0.1:8765
 
@@ -28,7 +29,8 @@ import os
 import sys
 from typing import Any
 
-import httpx
+from kioku import Client, NotFoundError
+from kioku.models import TrustTier
 
 DOCS = "triage-docs"
 SLACK = "triage-slack"
@@ -80,101 +82,64 @@ TICKETS = [
 ]
 
 
-class Kioku:
-    """The handful of REST calls the agent makes (the Python SDK will wrap these)."""
-
-    def __init__(self, url: str) -> None:
-        self.http = httpx.Client(base_url=f"{url.rstrip('/')}/api/v1", timeout=60)
-
-    def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = self.http.request(method, path, **kwargs)
-        if response.status_code >= 400:
-            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
-        return response.json() if response.content else None
-
-    def ensure_context(self, name: str, trust_tier: str) -> None:
-        response = self.http.get(f"/contexts/{name}")
-        if response.status_code == 404:
-            self.call("POST", "/contexts", json={"name": name, "trust_tier": trust_tier})
-
-    def remember_all(self, context: str, items: list[dict[str, Any]]) -> list[str]:
-        body = {"items": items, "atomic": True, "wait": True}
-        result = self.call("POST", f"/contexts/{context}/memories/batch", json=body)
-        return [item["memory_id"] for item in result["results"]]
-
-    def load_pinned(self, context: str) -> dict[str, Any]:
-        return self.call("GET", f"/contexts/{context}/pinned", params={"trust_tier": "trusted"})
-
-    def recall(self, context: str, query: str, **filters: Any) -> list[dict[str, Any]]:
-        body = {"query": query, "k": 3, "filters": {"context_ids": [SLACK], **filters}}
-        return self.call("POST", f"/contexts/{context}/recall", json=body)["results"]
-
-    def set_state(self, context: str, key: str, value: Any) -> None:
-        body = {"value": value, "ttl_seconds": 86400}
-        self.call("PUT", f"/contexts/{context}/state/{key}", json=body)
-
-    def get_state(self, context: str, key: str) -> Any:
-        return self.call("GET", f"/contexts/{context}/state/{key}")["value"]
-
-    def feedback(self, context: str, memory_id: str, query: str) -> None:
-        body = {"memory_id": memory_id, "helpful": True, "query": query}
-        self.call("POST", f"/contexts/{context}/feedback", json=body)
-
-
-def set_up(kioku: Kioku) -> None:
+def set_up(kioku: Client) -> None:
     """Once: the contexts, the pinned goal and guardrail, the docs and the Slack history."""
-    kioku.ensure_context(DOCS, "trusted")
-    kioku.ensure_context(SLACK, "external")
-    if not kioku.load_pinned(DOCS)["items"]:
-        kioku.remember_all(DOCS, [GOAL, GUARDRAIL, *INTERNAL_DOCS])
-        kioku.remember_all(SLACK, SLACK_HISTORY)
+    tiers: list[tuple[str, TrustTier]] = [(DOCS, "trusted"), (SLACK, "external")]
+    for name, tier in tiers:
+        try:
+            kioku.get_context(name)
+        except NotFoundError:
+            kioku.create_context(name, trust_tier=tier)
+    if not kioku.load_pinned(DOCS).items:
+        kioku.remember_batch(DOCS, [GOAL, GUARDRAIL, *INTERNAL_DOCS], atomic=True, wait=True)
+        kioku.remember_batch(SLACK, SLACK_HISTORY, atomic=True, wait=True)
 
 
 def run(url: str) -> list[str]:
     """Process every ticket; return the broken promises (empty when all held)."""
-    kioku = Kioku(url)
-    set_up(kioku)
     problems: list[str] = []
-    first_policy: dict[str, Any] | None = None
-    for ticket_id, ticket, query in TICKETS:
-        print(f"\n=== {ticket_id}: {ticket}")
-        policy = kioku.load_pinned(DOCS)  # 1. identical every turn
-        if first_policy is not None and policy != first_policy:
-            problems.append(f"{ticket_id}: the pinned set changed between turns")
-        first_policy = first_policy or policy
-        for item in policy["items"]:
-            print(f"  pinned   {item['summary']}")
+    with Client(url) as kioku:
+        set_up(kioku)
+        first_policy: Any = None
+        for ticket_id, ticket, query in TICKETS:
+            print(f"\n=== {ticket_id}: {ticket}")
+            policy = kioku.load_pinned(DOCS, filters={"trust_tier": "trusted"})  # 1.
+            if first_policy is not None and policy != first_policy:
+                problems.append(f"{ticket_id}: the pinned set changed between turns")
+            first_policy = first_policy or policy
+            for item in policy.items:
+                print(f"  pinned   {item.summary}")
 
-        key = f"ticket:{ticket_id}"
-        kioku.set_state(DOCS, key, {"phase": "classifying"})  # 2.
+            key = f"ticket:{ticket_id}"
+            kioku.set_state(DOCS, key, {"phase": "classifying"}, ttl_seconds=86400)  # 2.
 
-        # 3. What may be obeyed: trusted only. The pinned set is already in hand, so the basis
-        #    asks for on_recall memories (policy and facts kept apart).
-        basis = kioku.recall(DOCS, query, trust_tier="trusted", delivery_mode=["on_recall"])
-        hint = kioku.recall(DOCS, f"{ticket} 過去の問い合わせ")  # read, never obeyed
-        for hit in basis:
-            print(f"  basis    {hit['summary']}  [{hit['trust_tier']}]")
-        for hit in hint:
-            flag = "  SUSPICIOUS" if hit["suspicious"] else ""
-            print(f"  hint     {hit['summary']}  [{hit['trust_tier']}]{flag}")
-        if any(hit["trust_tier"] != "trusted" for hit in basis):
-            problems.append(f"{ticket_id}: external text reached the trusted basis")
-        for hit in hint:
-            planted = (
-                "refunds are always possible" in hit["summary"] or "全額返金" in hit["summary"]
-            )
-            if planted and not hit["suspicious"]:
-                problems.append(f"{ticket_id}: the planted instruction was not flagged")
+            # 3. What may be obeyed: trusted only. The pinned set is already in hand, so the
+            #    basis asks for on_recall memories (policy and facts kept apart).
+            scope: dict[str, Any] = {"context_ids": [SLACK], "delivery_mode": ["on_recall"]}
+            basis = kioku.recall(DOCS, query, k=3, filters={**scope, "trust_tier": "trusted"})
+            hint = kioku.recall(DOCS, f"{ticket} 過去の問い合わせ", k=3, filters=scope)  # read only
+            for hit in basis.results:
+                print(f"  basis    {hit.summary}  [{hit.trust_tier}]")
+            for hit in hint.results:
+                flag = "  SUSPICIOUS" if hit.suspicious else ""
+                print(f"  hint     {hit.summary}  [{hit.trust_tier}]{flag}")
+            if any(hit.trust_tier != "trusted" for hit in basis.results):
+                problems.append(f"{ticket_id}: external text reached the trusted basis")
+            for hit in hint.results:
+                planted = "refunds are always possible" in hit.summary or "全額返金" in hit.summary
+                if planted and not hit.suspicious:
+                    problems.append(f"{ticket_id}: the planted instruction was not flagged")
 
-        # Your agent's LLM drafts from policy + basis here; this stand-in cites the top doc.
-        category = basis[0]["tags"][0] if basis and basis[0]["tags"] else "その他"
-        kioku.set_state(DOCS, key, {"phase": "drafted", "category": category})  # 4.
-        if basis:
-            kioku.feedback(DOCS, basis[0]["id"], query)  # 5.
-        resumed = kioku.get_state(DOCS, key)  # what a restarted agent would read back
-        print(f"  state    {key} = {resumed}")
-        if resumed.get("phase") != "drafted":
-            problems.append(f"{ticket_id}: the ticket state was lost")
+            # Your agent's LLM drafts from policy + basis here; this stand-in cites the top doc.
+            top = basis.results[0] if basis.results else None
+            category = top.tags[0] if top and top.tags else "その他"
+            kioku.set_state(DOCS, key, {"phase": "drafted", "category": category})  # 4.
+            if top is not None:
+                kioku.feedback(DOCS, top.id, True, query=query)  # 5.
+            resumed = kioku.get_state(DOCS, key).value  # what a restarted agent reads back
+            print(f"  state    {key} = {resumed}")
+            if resumed.get("phase") != "drafted":
+                problems.append(f"{ticket_id}: the ticket state was lost")
     return problems
 
 

@@ -33,7 +33,8 @@ def imports_of(package: str) -> set[str]:
             "service",
             ("fastapi", "starlette", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite"),
         ),
-        ("api", ("typer", "kioku.cli", "kioku.mcp", "kioku.storage.sqlite")),
+        ("api", ("typer", "kioku.cli", "kioku.storage.sqlite")),
+        ("mcp", ("fastapi", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite")),
         ("embeddings", ("fastapi", "typer", "kioku.service", "kioku.api")),
     ],
 )

@@ -1,5 +1,12 @@
-"""kioku: a self-hostable memory server for AI agents."""
+"""kioku: a self-hostable memory server for AI agents.
 
+The public surface is the SDK (``kioku.Client``, ``kioku.AsyncClient``), the wire models
+(``kioku.models``) and the error classes the SDK raises.
+"""
+
+from kioku import models
+from kioku._version import __version__
+from kioku.client import AsyncClient, Client
 from kioku.errors import (
     ConflictError,
     ForbiddenError,
@@ -10,9 +17,9 @@ from kioku.errors import (
     RateLimitedError,
 )
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "AsyncClient",
+    "Client",
     "ConflictError",
     "ForbiddenError",
     "InvalidInputError",
@@ -21,4 +28,5 @@ __all__ = [
     "PayloadTooLargeError",
     "RateLimitedError",
     "__version__",
+    "models",
 ]

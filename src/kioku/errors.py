@@ -7,6 +7,8 @@ class KiokuError(Exception):
     """Base of every error kioku raises on purpose."""
 
     code: str = "error"
+    status_code: int | None = None
+    """The HTTP status, when the SDK received this error from a server."""
 
     def __init__(
         self, message: str, *, field: str | None = None, details: list[dict] | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,12 @@ def test_feedback_add_and_list() -> None:
     assert events[1]["actor"] == "local:cli" and events[1]["query"] == "when are deploys?"
     unknown = runner.invoke(app, ["feedback", "add", "nope", "--helpful"])
     assert unknown.exit_code == 1 and "memory_id" in unknown.output
+
+
+def test_an_unreachable_url_is_one_line_and_exit_1() -> None:
+    with socket.socket() as sock:  # bound, never listening: the connection is refused
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        result = runner.invoke(app, ["recall", "anything", "--url", url])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.startswith(f"error: no answer from kioku at {url} (ConnectError")

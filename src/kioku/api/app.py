@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
 
-from kioku import __version__
+from kioku._version import __version__
 from kioku.api.errors import install_error_handlers
 from kioku.api.limits import BodySizeLimit
 from kioku.api.routes import contexts, delivery, feedback, health, memories, recall, state
@@ -15,8 +15,14 @@ from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
 
 
-def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
-    """Build the app. Given a ``runtime`` the caller owns it; else the lifespan opens one."""
+def create_app(
+    settings: Settings | None = None, *, runtime: Runtime | None = None, with_mcp: bool = True
+) -> FastAPI:
+    """Build the app. Given a ``runtime`` the caller owns it; else the lifespan opens one.
+
+    ``with_mcp=False`` leaves out the ``/mcp`` endpoint (and the import of the MCP SDK): the
+    CLI's in-process client talks REST only and starts faster without it.
+    """
     settings = settings or (runtime.settings if runtime else Settings())
 
     @asynccontextmanager
@@ -25,7 +31,10 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         app.state.runtime = runtime or open_runtime(settings)
         app.state.runtime.start_background()
         try:
-            yield
+            async with AsyncExitStack() as stack:
+                if mcp is not None:
+                    await stack.enter_async_context(mcp.session_manager.run())
+                yield
         finally:
             if owned:
                 app.state.runtime.close()
@@ -43,6 +52,11 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     for module in (contexts, memories, recall, delivery, feedback, state, health):
         api.include_router(module.router)
     app.include_router(api)
+    mcp = None
+    if with_mcp:
+        from kioku.api.mcp_mount import mount_mcp
+
+        mcp = mount_mcp(app, settings)
     app.add_api_route(  # also at /health, where load balancers look
         "/health", health.health, methods=["GET"], include_in_schema=False
     )

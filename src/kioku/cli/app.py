@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kioku.cli import contexts, feedback, importing, memory_commands, serve, state
+from kioku.cli import contexts, feedback, importing, mcp_stdio, memory_commands, serve, state
 
 app = typer.Typer(
     name="kioku",
@@ -13,6 +13,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command()(serve.serve)
+app.command()(mcp_stdio.mcp)
 app.command()(memory_commands.remember)
 app.command()(memory_commands.recall)
 app.command("list")(memory_commands.list_memories)

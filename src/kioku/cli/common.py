@@ -1,4 +1,4 @@
-"""What every command shares: opening the runtime, printing results, turning errors into exit 1."""
+"""What every command shares: the client or runtime, printing results, errors as exit 1."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from rich.markup import escape
 
+from kioku.client import Client
 from kioku.errors import KiokuError
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
@@ -22,6 +25,12 @@ err_console = Console(stderr=True)
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON.")
 ContextOption = typer.Option("default", "--context", "-c", help="Context id or name.")
 CursorOption = typer.Option(None, "--cursor", help="next_cursor of the previous page.")
+UrlOption = typer.Option(
+    None,
+    "--url",
+    envvar="KIOKU_URL",
+    help="A running kioku server to talk to (default: the local database, in this process).",
+)
 
 
 @contextmanager
@@ -39,13 +48,50 @@ def cli_runtime(*, embed: bool = True) -> Iterator[Runtime]:
 
 
 @contextmanager
+def cli_client(url: str | None, *, embed: bool = True) -> Iterator[Client]:
+    """The SDK client one command talks through: the server at ``url``, else the local database.
+
+    Locally the REST app runs in this process as the ``cli`` channel, so writes are stamped
+    ``source_type=manual`` as before; the channel is the server's to decide, never a header.
+    ``embed=False`` skips loading the embedder for commands that never embed.
+    """
+    if url:
+        with handle_errors(), _reachable(url), Client(url) as client:
+            yield client
+        return
+    from kioku.api import create_app  # FastAPI loads only for commands that need it
+    from kioku.api.deps import get_principal
+
+    with cli_runtime(embed=embed) as runtime:
+        app = create_app(runtime=runtime, with_mcp=False)
+        app.dependency_overrides[get_principal] = lambda: runtime.local_principal("cli")
+        with handle_errors(), Client(app=app) as client:
+            yield client
+
+
+@contextmanager
+def _reachable(url: str) -> Iterator[None]:
+    """A server that cannot be reached is one line on stderr and exit 1, not a traceback."""
+    try:
+        yield
+    except (httpx.TransportError, httpx.InvalidURL) as exc:
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        err_console.print(
+            f"[red]error[/red]: no answer from kioku at {escape(url)} ({escape(reason)})"
+        )
+        raise typer.Exit(1) from None
+
+
+@contextmanager
 def handle_errors() -> Iterator[None]:
     """Print domain and validation errors readably and exit 1 (never a traceback)."""
     try:
         yield
     except KiokuError as exc:
         where = f" ({exc.field})" if exc.field else ""
-        err_console.print(f"[red]error[/red]{where}: {exc.message}")
+        # A server's validation message already starts with the field: say it once.
+        message = exc.message.removeprefix(f"{exc.field}: ") if exc.field else exc.message
+        err_console.print(f"[red]error[/red]{escape(where)}: {escape(message)}")
         raise typer.Exit(1) from None
     except ValidationError as exc:
         error = exc.errors()[0]

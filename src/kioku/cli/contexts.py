@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kioku.cli.common import JsonOption, cli_runtime, console, handle_errors, print_json
-from kioku.models import ContextCreate, ContextUpdate, SleepMode, TrustTier
+from kioku.cli.common import JsonOption, UrlOption, cli_client, console, print_json
+from kioku.models import SleepMode, TrustTier
 
 app = typer.Typer(help="Manage contexts (named memory spaces).", no_args_is_help=True)
 
 
 @app.command("list")
-def list_contexts(as_json: bool = JsonOption) -> None:
+def list_contexts(url: str | None = UrlOption, as_json: bool = JsonOption) -> None:
     """List every context with its memory count."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        page = runtime.contexts.list_contexts(runtime.local_principal("cli"))
+    with cli_client(url, embed=False) as kioku:
+        page = kioku.list_contexts()
     if as_json:
         print_json(page)
         return
@@ -35,14 +37,12 @@ def create(
     name: str = typer.Argument(..., help="Lowercase letters, digits, - and _ (max 64)."),
     description: str = typer.Option("", help="What this context holds."),
     trust_tier: TrustTier = typer.Option("trusted", help="external for untrusted sources."),
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Create a context."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        ctx = runtime.contexts.create_context(
-            runtime.local_principal("cli"),
-            ContextCreate(name=name, description=description, trust_tier=trust_tier),
-        )
+    with cli_client(url, embed=False) as kioku:
+        ctx = kioku.create_context(name, description=description, trust_tier=trust_tier)
     if as_json:
         print_json(ctx)
     else:
@@ -51,11 +51,13 @@ def create(
 
 @app.command("show")
 def show(
-    context: str = typer.Argument(..., help="Id or name."), as_json: bool = JsonOption
+    context: str = typer.Argument(..., help="Id or name."),
+    url: str | None = UrlOption,
+    as_json: bool = JsonOption,
 ) -> None:
     """Show one context."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        ctx = runtime.contexts.get_context(runtime.local_principal("cli"), context)
+    with cli_client(url, embed=False) as kioku:
+        ctx = kioku.get_context(context)
     if as_json:
         print_json(ctx)
         return
@@ -70,20 +72,14 @@ def update(
     description: str | None = typer.Option(None, help="New description."),
     trust_tier: TrustTier | None = typer.Option(None, help="trusted or external."),
     sleep_mode: SleepMode | None = typer.Option(None, help="off, edges_only or full."),
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Change a context's fields."""
-    sent = {
-        k: v
-        for k, v in dict(
-            name=name, description=description, trust_tier=trust_tier, sleep_mode=sleep_mode
-        ).items()
-        if v is not None
-    }
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        ctx = runtime.contexts.update_context(
-            runtime.local_principal("cli"), context, ContextUpdate.model_validate(sent)
-        )
+    options = dict(name=name, description=description, trust_tier=trust_tier, sleep_mode=sleep_mode)
+    changes: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
+    with cli_client(url, embed=False) as kioku:
+        ctx = kioku.update_context(context, **changes)
     if as_json:
         print_json(ctx)
     else:
@@ -94,10 +90,11 @@ def update(
 def delete(
     context: str = typer.Argument(..., help="Id or name."),
     yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+    url: str | None = UrlOption,
 ) -> None:
     """Delete a context and every memory in it, for good."""
     if not yes:
         typer.confirm(f"Delete context {context} and all its memories?", abort=True)
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        runtime.contexts.delete_context(runtime.local_principal("cli"), context)
+    with cli_client(url, embed=False) as kioku:
+        kioku.delete_context(context)
     console.print(f"deleted context {context}")

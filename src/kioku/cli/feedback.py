@@ -9,12 +9,11 @@ from kioku.cli.common import (
     ContextOption,
     CursorOption,
     JsonOption,
-    cli_runtime,
+    UrlOption,
+    cli_client,
     console,
-    handle_errors,
     print_json,
 )
-from kioku.models import FeedbackCreate
 
 app = typer.Typer(help="Retrieval feedback: append-only, never recalled.", no_args_is_help=True)
 
@@ -26,12 +25,12 @@ def add(
     query: str | None = typer.Option(None, help="The query it was recalled for."),
     note: str | None = typer.Option(None, help="Why (free text)."),
     context: str = ContextOption,
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Append a helpful/unhelpful event for MEMORY_ID (it nudges the bounded re-ranker)."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        data = FeedbackCreate(memory_id=memory_id, helpful=helpful, query=query, note=note)
-        event = runtime.feedback.feedback(runtime.local_principal("cli"), context, data)
+    with cli_client(url, embed=False) as kioku:
+        event = kioku.feedback(context, memory_id, helpful, query=query, note=note)
     if as_json:
         print_json(event)
     else:
@@ -44,13 +43,12 @@ def list_feedback(
     context: str = ContextOption,
     limit: int = typer.Option(50, help="Events per page (1..200)."),
     cursor: str | None = CursorOption,
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Show feedback events, newest first."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        page = runtime.feedback.list_feedback(
-            runtime.local_principal("cli"), context, memory_id=memory, cursor=cursor, limit=limit
-        )
+    with cli_client(url, embed=False) as kioku:
+        page = kioku.list_feedback(context, memory_id=memory, cursor=cursor, limit=limit)
     if as_json:
         print_json(page)
         return

@@ -10,12 +10,12 @@ from kioku.cli.common import (
     ContextOption,
     CursorOption,
     JsonOption,
-    cli_runtime,
+    UrlOption,
+    cli_client,
     console,
-    handle_errors,
     print_json,
 )
-from kioku.models import MemoryCreate, RecallFilters, RecallRequest, TrustTier
+from kioku.models import TrustTier
 
 
 def remember(
@@ -25,14 +25,20 @@ def remember(
     tag: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),
     importance: float = typer.Option(0.5, min=0.0, max=1.0, help="0..1, nudges ranking."),
     context: str = ContextOption,
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Write one memory (stamped source_type=manual) and embed it."""
-    with cli_runtime() as runtime, handle_errors():
-        data = MemoryCreate(
-            summary=summary, content=content, type=type, tags=tag, importance=importance
+    """Write one memory and embed it (stamped source_type=manual; api through --url)."""
+    with cli_client(url) as kioku:
+        memory = kioku.remember(
+            context,
+            summary,
+            content=content,
+            type=type,
+            tags=tag,
+            importance=importance,
+            wait=True,
         )
-        memory = runtime.memories.remember(runtime.local_principal("cli"), context, data, wait=True)
     if as_json:
         print_json(memory)
     else:
@@ -48,14 +54,13 @@ def recall(
         None, "--tag", help="Only memories with any of these tags."
     ),
     trust_tier: TrustTier | None = typer.Option(None, help="trusted: only trusted memories."),
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Hybrid search (BM25 + vectors) in a context."""
-    with cli_runtime() as runtime, handle_errors():
-        request = RecallRequest(
-            query=query, k=k, filters=RecallFilters(type=type, tags=tag, trust_tier=trust_tier)
-        )
-        result = runtime.recall.recall(runtime.local_principal("cli"), context, request)
+    filters = {"type": type, "tags": tag, "trust_tier": trust_tier}
+    with cli_client(url) as kioku:
+        result = kioku.recall(context, query, k=k, filters={n: v for n, v in filters.items() if v})
     if as_json:
         print_json(result)
         return
@@ -78,13 +83,12 @@ def list_memories(
     context: str = ContextOption,
     limit: int = typer.Option(20, min=1, max=200, help="Page size."),
     cursor: str | None = CursorOption,
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List memories newest first (no ranking), one page at a time."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        page = runtime.memories.list_memories(
-            runtime.local_principal("cli"), context, cursor=cursor, limit=limit
-        )
+    with cli_client(url, embed=False) as kioku:
+        page = kioku.list_memories(context, cursor=cursor, limit=limit)
     if as_json:
         print_json(page)
         return
@@ -99,11 +103,12 @@ def list_memories(
 def get(
     memory_id: str = typer.Argument(..., help="The memory id."),
     context: str = ContextOption,
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Show one memory in full."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        memory = runtime.memories.get_memory(runtime.local_principal("cli"), context, memory_id)
+    with cli_client(url, embed=False) as kioku:
+        memory = kioku.get_memory(context, memory_id)
     if as_json:
         print_json(memory)
         return
@@ -115,14 +120,14 @@ def forget(
     memory_id: str = typer.Argument(..., help="The memory id."),
     context: str = ContextOption,
     purge: bool = typer.Option(False, "--purge", help="Erase for good (not recoverable)."),
+    url: str | None = UrlOption,
 ) -> None:
     """Forget a memory (soft delete); --purge erases it."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        principal = runtime.local_principal("cli")
+    with cli_client(url, embed=False) as kioku:
         if purge:
-            runtime.memories.purge(principal, context, memory_id)
+            kioku.purge(context, memory_id)
         else:
-            runtime.memories.forget(principal, context, memory_id)
+            kioku.forget(context, memory_id)
     console.print(("purged " if purge else "forgot ") + memory_id)
 
 
@@ -130,16 +135,13 @@ def pinned(
     context: str = ContextOption,
     cap: int = typer.Option(100, help="At most this many (clamped to 1..1000)."),
     trust_tier: TrustTier | None = typer.Option(None, help="trusted: only what may be obeyed."),
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Show the pinned set: always-delivered memories and open trigger windows, stably ordered."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        result = runtime.delivery.load_pinned(
-            runtime.local_principal("cli"),
-            context,
-            cap=cap,
-            filters=RecallFilters(trust_tier=trust_tier),
-        )
+    with cli_client(url, embed=False) as kioku:
+        filters = {"trust_tier": trust_tier} if trust_tier else None
+        result = kioku.load_pinned(context, cap=cap, filters=filters)
     if as_json:
         print_json(result)
         return

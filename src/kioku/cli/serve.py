@@ -1,4 +1,5 @@
-"""``kioku serve``: the REST API (and, as they land, MCP and the UI) in one process."""
+"""``kioku serve``: the REST API and the Remote MCP endpoint (and, as it lands, the UI) in one
+process."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def serve(
     settings = Settings(host=host, port=port, dev=dev)
     base = f"http://{host}:{port}"
     console.print(f"kioku serving [bold]{settings.database_url}[/bold]")
+    console.print(f"  MCP        {base}/mcp   (streamable HTTP)")
     console.print(f"  REST API   {base}/api/v1")
     console.print(f"  OpenAPI    {base}/docs")
     console.print(f"  health     {base}/health")

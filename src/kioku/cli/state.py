@@ -11,12 +11,12 @@ from kioku.cli.common import (
     ContextOption,
     CursorOption,
     JsonOption,
-    cli_runtime,
+    UrlOption,
+    cli_client,
     console,
-    handle_errors,
     print_json,
 )
-from kioku.models import DEFAULT_STATE_TTL, State, StateSet
+from kioku.models import DEFAULT_STATE_TTL, State
 
 app = typer.Typer(
     help="Agent run-state: TTL key/value pairs, never part of recall.", no_args_is_help=True
@@ -48,12 +48,13 @@ def set_state(
     context: str = ContextOption,
     ttl: int = typer.Option(DEFAULT_STATE_TTL, "--ttl", help="Seconds to live (1 s..30 days)."),
     forever: bool = typer.Option(False, "--forever", help="Never expire (overrides --ttl)."),
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Set KEY to VALUE (last writer wins); expires after --ttl seconds unless --forever."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        data = StateSet(value=parse_value(value), ttl_seconds=None if forever else ttl)
-        state = runtime.state.set_state(runtime.local_principal("cli"), context, key, data)
+    with cli_client(url, embed=False) as kioku:
+        ttl_seconds = None if forever else ttl
+        state = kioku.set_state(context, key, parse_value(value), ttl_seconds=ttl_seconds)
     if as_json:
         print_json(state)
         return
@@ -63,10 +64,15 @@ def set_state(
 
 
 @app.command("get")
-def get_state(key: str, context: str = ContextOption, as_json: bool = JsonOption) -> None:
+def get_state(
+    key: str,
+    context: str = ContextOption,
+    url: str | None = UrlOption,
+    as_json: bool = JsonOption,
+) -> None:
     """Show one live key (exit 1 if it is missing or expired)."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        state = runtime.state.get_state(runtime.local_principal("cli"), context, key)
+    with cli_client(url, embed=False) as kioku:
+        state = kioku.get_state(context, key)
     if as_json:
         print_json(state)
     else:
@@ -78,13 +84,12 @@ def list_state(
     context: str = ContextOption,
     limit: int = typer.Option(100, help="Keys per page (1..1000)."),
     cursor: str | None = CursorOption,
+    url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List the live keys of a context, in key order."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        page = runtime.state.list_state(
-            runtime.local_principal("cli"), context, cursor=cursor, limit=limit
-        )
+    with cli_client(url, embed=False) as kioku:
+        page = kioku.list_state(context, cursor=cursor, limit=limit)
     if as_json:
         print_json(page)
         return
@@ -97,8 +102,8 @@ def list_state(
 
 
 @app.command("delete")
-def delete_state(key: str, context: str = ContextOption) -> None:
+def delete_state(key: str, context: str = ContextOption, url: str | None = UrlOption) -> None:
     """Delete a key (exit 1 if it is missing or expired)."""
-    with cli_runtime(embed=False) as runtime, handle_errors():
-        runtime.state.delete_state(runtime.local_principal("cli"), context, key)
+    with cli_client(url, embed=False) as kioku:
+        kioku.delete_state(context, key)
     console.print(f"deleted {escape(key)}")

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import (
+    AliasChoices,
     AwareDatetime,
     BaseModel,
     Field,
@@ -147,8 +148,13 @@ class UpcomingResult(BaseModel):
     """Trigger windows that intersect ``[from, until)``, by ``trigger_from``."""
 
     items: list[Memory]
-    window_from: datetime = Field(serialization_alias="from")
-    window_until: datetime = Field(serialization_alias="until")
+    # Serialized as "from"/"until"; both spellings validate, so a client can read the JSON back.
+    window_from: datetime = Field(
+        validation_alias=AliasChoices("window_from", "from"), serialization_alias="from"
+    )
+    window_until: datetime = Field(
+        validation_alias=AliasChoices("window_until", "until"), serialization_alias="until"
+    )
     truncated: bool
     total_available: int
 

@@ -1,0 +1,51 @@
+"""The Remote MCP endpoint at ``/mcp``: streamable HTTP in the same app (one process, one
+runtime) as REST."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+
+from kioku.mcp import build_mcp
+from kioku.settings import Settings
+
+MCP_PATH = "/mcp"
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """DNS-rebinding protection: only requests addressed to this server's own host names.
+
+    A web page in the user's browser must not be able to reach a loopback MCP server through
+    a hostile DNS name, so the Host and Origin headers are checked against the served host.
+    """
+    hosts: list[str] = list(_LOOPBACK)
+    if settings.host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        hosts.append(settings.host)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *(f"{host}:*" for host in hosts)],
+        allowed_origins=[f"{scheme}://{host}{port}" for scheme in ("http", "https")
+                         for host in hosts for port in ("", ":*")],
+    )  # fmt: skip
+
+
+def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
+    """Add the MCP routes to ``app``; the caller's lifespan must run ``session_manager.run()``.
+
+    Stateless JSON mode: every request stands alone (no server-side session), so any replica
+    behind a load balancer can answer it, and results come back as one JSON body.
+    """
+    mcp = build_mcp(lambda: app.state.runtime)
+    http = mcp.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=transport_security(settings),
+        max_request_body_size=settings.max_request_bytes,
+    )
+    app.router.routes.extend(http.routes)
+    return mcp

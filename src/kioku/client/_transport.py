@@ -1,0 +1,149 @@
+"""What Client and AsyncClient share below the operations: options, errors, in-process serving."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import anyio.from_thread
+import httpx
+
+from kioku._version import __version__
+from kioku.errors import (
+    ConflictError,
+    ForbiddenError,
+    InvalidInputError,
+    KiokuError,
+    NotFoundError,
+    PayloadTooLargeError,
+    RateLimitedError,
+)
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from anyio.from_thread import BlockingPortal
+
+T = TypeVar("T")
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+# Requests to an in-process app never leave the process; the host only has to be a valid URL.
+IN_PROCESS_URL = "http://kioku"
+
+ERRORS: dict[str, type[KiokuError]] = {
+    cls.code: cls
+    for cls in (
+        NotFoundError,
+        InvalidInputError,
+        ForbiddenError,
+        ConflictError,
+        PayloadTooLargeError,
+        RateLimitedError,
+    )
+}
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One REST request, and how to read the body of its successful answer."""
+
+    method: str
+    path: str
+    parse: Callable[[bytes], T]
+    params: dict[str, Any] | None = None
+    body: Any = None
+
+
+def http_options(
+    base_url: str | None, api_key: str | None, timeout: float, *, in_process: bool
+) -> dict[str, Any]:
+    """The httpx.Client / httpx.AsyncClient keyword arguments both clients are built with."""
+    if in_process:
+        url = base_url or IN_PROCESS_URL
+    else:
+        url = base_url or os.environ.get("KIOKU_URL") or DEFAULT_URL
+    headers = {"User-Agent": f"kioku-python/{__version__}"}
+    key = api_key or os.environ.get("KIOKU_API_KEY")
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return {"base_url": url, "headers": headers, "timeout": timeout}
+
+
+def read(call: Call[T], response: httpx.Response) -> T:
+    """The parsed result of a successful answer; a KiokuError subclass for an error answer."""
+    if response.is_success:
+        return call.parse(response.content)
+    raise to_error(response)
+
+
+def to_error(response: httpx.Response) -> KiokuError:
+    """Map the server's ``{"error": {code, message, field, details}}`` to its exception class."""
+    try:
+        error = response.json()["error"]
+        code, message = str(error["code"]), str(error["message"])
+    except (ValueError, KeyError, TypeError):
+        # Not kioku's error shape (a proxy page, a wrong URL): keep what little there is.
+        exc = KiokuError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
+    else:
+        cls = ERRORS.get(code, KiokuError)
+        exc = cls(message, field=error.get("field"), details=error.get("details") or [])
+        exc.code = code
+    exc.status_code = response.status_code
+    return exc
+
+
+def nothing(_: bytes) -> None:
+    """The parser of answers without a body (204)."""
+    return None
+
+
+class BlockingASGITransport(httpx.BaseTransport):
+    """Serve a sync httpx.Client from an ASGI app in this process.
+
+    httpx's ASGITransport is async only, so requests run on an anyio event loop in a worker
+    thread: one loop for the client's whole ``with`` block, else one per request (so a client
+    that is never closed leaves no thread behind).
+    """
+
+    def __init__(self, app: Any) -> None:
+        self._inner = httpx.ASGITransport(app=app)
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+
+    def __enter__(self) -> BlockingASGITransport:
+        self._portal_cm = anyio.from_thread.start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the event loop thread, if one is running."""
+        portal_cm, self._portal_cm, self._portal = self._portal_cm, None, None
+        if portal_cm is not None:
+            portal_cm.__exit__(None, None, None)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """Run the request through the app and return the fully read response."""
+        if self._portal is not None:
+            return self._portal.call(self._send, request)
+        with anyio.from_thread.start_blocking_portal() as portal:
+            return portal.call(self._send, request)
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        # The raw bytes: the sync client decodes them against the headers, as for any server.
+        raw = b"".join([part async for part in response.aiter_raw()])
+        await response.aclose()
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=httpx.ByteStream(raw)
+        )

@@ -1,0 +1,336 @@
+"""``kioku.AsyncClient``: every operation of a kioku server as a coroutine method."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+
+from kioku.client import _operations as ops
+from kioku.client._operations import UNSET, Filters, Unset
+from kioku.client._transport import Call, http_options, read
+from kioku.models import (
+    BatchResult,
+    Context,
+    ContextPage,
+    ContextStats,
+    DeliveryMode,
+    Feedback,
+    FeedbackPage,
+    Health,
+    Memory,
+    MemoryCreate,
+    MemoryPage,
+    PinnedResult,
+    RecallResult,
+    SleepMode,
+    State,
+    StatePage,
+    TrustTier,
+    UpcomingResult,
+)
+
+T = TypeVar("T")
+
+
+class AsyncClient:
+    """The asyncio twin of ``kioku.Client``: the same methods and arguments, awaited.
+
+    Construction and defaults are those of ``Client`` (``$KIOKU_URL``, ``$KIOKU_API_KEY``);
+    ``app=create_app(runtime=...)`` runs requests in-process through ``httpx.ASGITransport``.
+    Use ``async with AsyncClient() as kioku:`` or ``await kioku.aclose()``. An error answer
+    raises a ``KiokuError`` subclass with ``message``, ``field``, ``details`` and
+    ``status_code``; a network failure raises the underlying ``httpx.TransportError``.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        api_key: str | None = None,
+        app: Any = None,
+        timeout: float = 30.0,
+    ) -> None:
+        options = http_options(base_url, api_key, timeout, in_process=app is not None)
+        transport = httpx.ASGITransport(app=app) if app is not None else None
+        self._http = httpx.AsyncClient(transport=transport, **options)
+
+    @property
+    def base_url(self) -> str:
+        """The server this client talks to."""
+        return str(self._http.base_url)
+
+    async def aclose(self) -> None:
+        """Release the connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._http.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        await self._http.__aexit__(exc_type, exc_value, traceback)
+
+    async def _send(self, call: Call[T]) -> T:
+        response = await self._http.request(
+            call.method, call.path, params=call.params, json=call.body
+        )
+        return read(call, response)
+
+    # ------------------------------------------------------------ contexts
+
+    async def create_context(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        trust_tier: TrustTier | None = None,
+        sleep_mode: SleepMode | None = None,
+        search_config: Mapping[str, Any] | None = None,
+    ) -> Context:
+        """Create a named memory space (ConflictError if the name is taken)."""
+        return await self._send(
+            ops.create_context(
+                name=name,
+                description=description,
+                trust_tier=trust_tier,
+                sleep_mode=sleep_mode,
+                search_config=search_config,
+            )
+        )
+
+    async def list_contexts(self) -> ContextPage:
+        """Every context of the workspace, by name."""
+        return await self._send(ops.list_contexts())
+
+    async def get_context(self, context_id: str) -> Context:
+        """One context, by id or name."""
+        return await self._send(ops.get_context(context_id))
+
+    async def update_context(
+        self,
+        context_id: str,
+        *,
+        name: str | Unset = UNSET,
+        description: str | Unset = UNSET,
+        trust_tier: TrustTier | Unset = UNSET,
+        sleep_mode: SleepMode | Unset = UNSET,
+        search_config: Mapping[str, Any] | Unset = UNSET,
+    ) -> Context:
+        """Change the given fields of a context."""
+        return await self._send(
+            ops.update_context(
+                context_id,
+                name=name,
+                description=description,
+                trust_tier=trust_tier,
+                sleep_mode=sleep_mode,
+                search_config=search_config,
+            )
+        )
+
+    async def delete_context(self, context_id: str) -> None:
+        """Delete a context and all its memories, for good."""
+        return await self._send(ops.delete_context(context_id))
+
+    async def stats(self, context_id: str) -> ContextStats:
+        """Counts per lane of a context (memories, pinned, external, state keys, feedback)."""
+        return await self._send(ops.stats(context_id))
+
+    # ------------------------------------------------------------ memories
+
+    async def remember(
+        self,
+        context_id: str,
+        summary: str,
+        *,
+        content: str | None = None,
+        type: str | None = None,
+        tags: Sequence[str] | None = None,
+        importance: float | None = None,
+        delivery_mode: DeliveryMode | None = None,
+        trigger_from: datetime | None = None,
+        trigger_until: datetime | None = None,
+        source_uri: str | None = None,
+        wait: bool = False,
+    ) -> Memory:
+        """Write one memory; ``wait=True`` returns once it is vector-searchable."""
+        return await self._send(
+            ops.remember(
+                context_id,
+                wait=wait,
+                summary=summary,
+                content=content,
+                type=type,
+                tags=tags,
+                importance=importance,
+                delivery_mode=delivery_mode,
+                trigger_from=trigger_from,
+                trigger_until=trigger_until,
+                source_uri=source_uri,
+            )
+        )
+
+    async def remember_batch(
+        self,
+        context_id: str,
+        items: Sequence[MemoryCreate | Mapping[str, Any]],
+        *,
+        atomic: bool = False,
+        wait: bool = False,
+    ) -> BatchResult:
+        """Write up to 100 memories with a result per item (``atomic``: all or nothing)."""
+        return await self._send(
+            ops.remember_batch(context_id, items=items, atomic=atomic, wait=wait)
+        )
+
+    async def list_memories(
+        self,
+        context_id: str,
+        *,
+        filters: Filters | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> MemoryPage:
+        """Memories newest first, one page at a time (pass ``next_cursor`` back as ``cursor``)."""
+        return await self._send(
+            ops.list_memories(context_id, filters=filters, cursor=cursor, limit=limit)
+        )
+
+    async def get_memory(
+        self, context_id: str, memory_id: str, *, include_deleted: bool = False
+    ) -> Memory:
+        """One memory in full (counts as an access)."""
+        return await self._send(
+            ops.get_memory(context_id, memory_id, include_deleted=include_deleted)
+        )
+
+    async def update_memory(
+        self,
+        context_id: str,
+        memory_id: str,
+        *,
+        summary: str | Unset = UNSET,
+        content: str | Unset = UNSET,
+        type: str | Unset = UNSET,
+        tags: Sequence[str] | Unset = UNSET,
+        importance: float | Unset = UNSET,
+        delivery_mode: DeliveryMode | Unset = UNSET,
+        trigger_from: datetime | Unset | None = UNSET,
+        trigger_until: datetime | Unset | None = UNSET,
+        source_uri: str | Unset | None = UNSET,
+    ) -> Memory:
+        """Change the given fields of a memory (re-embeds only if its text changed)."""
+        return await self._send(
+            ops.update_memory(
+                context_id,
+                memory_id,
+                summary=summary,
+                content=content,
+                type=type,
+                tags=tags,
+                importance=importance,
+                delivery_mode=delivery_mode,
+                trigger_from=trigger_from,
+                trigger_until=trigger_until,
+                source_uri=source_uri,
+            )
+        )
+
+    async def forget(self, context_id: str, memory_id: str) -> None:
+        """Soft-delete a memory: gone from recall and listings, kept for audit."""
+        return await self._send(ops.forget(context_id, memory_id))
+
+    async def purge(self, context_id: str, memory_id: str) -> None:
+        """Erase a memory for good (text, tokens and vector)."""
+        return await self._send(ops.forget(context_id, memory_id, purge=True))
+
+    # ------------------------------------------------------------ recall and delivery
+
+    async def recall(
+        self, context_id: str, query: str, *, k: int | None = None, filters: Filters | None = None
+    ) -> RecallResult:
+        """The ``k`` memories that best answer ``query`` (BM25 + vectors, fused, re-ranked)."""
+        return await self._send(ops.recall(context_id, query=query, k=k, filters=filters))
+
+    async def load_pinned(
+        self, context_id: str, *, cap: int | None = None, filters: Filters | None = None
+    ) -> PinnedResult:
+        """The memories to show every turn (``always`` + open triggers), in a stable order."""
+        return await self._send(ops.load_pinned(context_id, cap=cap, filters=filters))
+
+    async def upcoming(
+        self,
+        context_id: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        cap: int | None = None,
+    ) -> UpcomingResult:
+        """``on_trigger`` memories whose window meets [start, end) (default: the next 7 days)."""
+        return await self._send(ops.upcoming(context_id, start=start, end=end, cap=cap))
+
+    # ------------------------------------------------------------ feedback
+
+    async def feedback(
+        self,
+        context_id: str,
+        memory_id: str,
+        helpful: bool,
+        *,
+        query: str | None = None,
+        note: str | None = None,
+    ) -> Feedback:
+        """Record whether a memory helped (for ``query``); it nudges the re-ranker."""
+        return await self._send(
+            ops.feedback(context_id, memory_id=memory_id, helpful=helpful, query=query, note=note)
+        )
+
+    async def list_feedback(
+        self,
+        context_id: str,
+        *,
+        memory_id: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> FeedbackPage:
+        """Feedback events, newest first (pass ``next_cursor`` back as ``cursor``)."""
+        return await self._send(
+            ops.list_feedback(context_id, memory_id=memory_id, cursor=cursor, limit=limit)
+        )
+
+    # ------------------------------------------------------------ agent state
+
+    async def set_state(
+        self, context_id: str, key: str, value: Any, *, ttl_seconds: int | Unset | None = UNSET
+    ) -> State:
+        """Store a JSON value under ``key`` for 24 h, or ``ttl_seconds`` (None: forever)."""
+        return await self._send(
+            ops.set_state(context_id, key, value=value, ttl_seconds=ttl_seconds)
+        )
+
+    async def get_state(self, context_id: str, key: str) -> State:
+        """One live key (NotFoundError once it has expired)."""
+        return await self._send(ops.get_state(context_id, key))
+
+    async def list_state(
+        self, context_id: str, *, cursor: str | None = None, limit: int | None = None
+    ) -> StatePage:
+        """The live keys of a context in key order (pass ``next_cursor`` back as ``cursor``)."""
+        return await self._send(ops.list_state(context_id, cursor=cursor, limit=limit))
+
+    async def delete_state(self, context_id: str, key: str) -> None:
+        """Remove a key (NotFoundError if it is missing or expired)."""
+        return await self._send(ops.delete_state(context_id, key))
+
+    async def health(self) -> Health:
+        """Liveness, version, database and embedder of the server."""
+        return await self._send(ops.health())

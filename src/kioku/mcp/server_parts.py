@@ -1,0 +1,38 @@
+"""Argument types and the principal hook shared by every tool module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from kioku.models import DeliveryMode, InputModel, Label, RecallFilters, TrustTier
+from kioku.service.principal import Principal
+
+PrincipalOf = Callable[[Context], Principal]
+"""Who is calling this tool: the local owner on stdio and loopback dev, the key's owner later."""
+
+CONTEXT_ID = Annotated[str, Field(description="Context id or name.")]
+FILTERS = Annotated[
+    RecallFilters | None,
+    Field(description='AND-ed, e.g. {"trust_tier": "trusted", "type": "rule"}'),
+]
+
+
+class BrowseFilters(InputModel):
+    """The filters that matter when browsing or loading the pinned set (a short schema)."""
+
+    trust_tier: TrustTier | None = None
+    type: Label | list[Label] | None = None
+    tags: list[Label] | None = Field(default=None, description="Any of these.")
+    delivery_mode: DeliveryMode | list[DeliveryMode] | None = None
+
+    def to_recall_filters(self) -> RecallFilters:
+        return RecallFilters.model_validate(self.model_dump(exclude_none=True))
+
+
+BROWSE_FILTERS = Annotated[
+    BrowseFilters | None, Field(description='e.g. {"trust_tier": "trusted"}')
+]

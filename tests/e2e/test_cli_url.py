@@ -1,0 +1,59 @@
+"""CLI commands with ``--url`` / ``$KIOKU_URL`` speak to ``kioku serve``, not the local file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kioku import Client
+from kioku.cli import app
+
+pytestmark = pytest.mark.e2e
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def untouched_local_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    local = tmp_path / "local.db"
+    monkeypatch.setenv("KIOKU_DATABASE_URL", f"sqlite:///{local}")
+    monkeypatch.delenv("KIOKU_URL", raising=False)
+    return local
+
+
+def invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_remember_and_recall_through_url(server: str, untouched_local_database: Path) -> None:
+    invoke("contexts", "create", "cli-url", "--url", server)
+    memory = json.loads(
+        invoke(
+            "remember", "Staging listens on port 5433", "-c", "cli-url", "--url", server, "--json"
+        )
+    )
+    assert memory["source_type"] == "api"  # it came in through REST
+    found = json.loads(invoke("recall", "staging port", "-c", "cli-url", "--url", server, "--json"))
+    assert found["results"][0]["id"] == memory["id"]
+    shown = json.loads(invoke("get", memory["id"], "-c", "cli-url", "--url", server, "--json"))
+    assert shown["summary"] == "Staging listens on port 5433"
+    missing = runner.invoke(app, ["get", "nope", "-c", "cli-url", "--url", server])
+    assert missing.exit_code == 1 and "not found" in missing.output
+    assert not untouched_local_database.exists()
+
+
+def test_kioku_url_points_every_command_at_the_server(
+    server: str, monkeypatch: pytest.MonkeyPatch, untouched_local_database: Path
+) -> None:
+    monkeypatch.setenv("KIOKU_URL", server)
+    invoke("contexts", "create", "cli-env")
+    invoke("state", "set", "ticket-7", '{"phase": "drafted"}', "-c", "cli-env")
+    with Client(server) as kioku:
+        assert kioku.get_state("cli-env", "ticket-7").value == {"phase": "drafted"}
+    assert "ticket-7" in invoke("state", "list", "-c", "cli-env")
+    assert not untouched_local_database.exists()

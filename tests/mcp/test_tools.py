@@ -1,0 +1,158 @@
+"""The MCP tools in-process (the SDK's own client against ``build_mcp``), on the fake embedder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+from kioku.mcp import build_mcp
+from kioku.mcp.server import INSTRUCTIONS
+from kioku.runtime import Runtime
+from tests.conftest import ManualClock
+
+TOOLS = {
+    "remember", "remember_batch", "update_memory", "forget", "get_memory", "list_memories",
+    "recall", "load_pinned", "upcoming", "feedback", "set_state", "get_state", "delete_state",
+    "list_contexts", "create_context", "stats",
+}  # fmt: skip
+TOOL_LIST_BUDGET = 12_000
+
+Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+def drive(server: MCPServer[Any], scenario: Callable[[Client], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with Client(server) as client:
+            await scenario(client)
+
+    anyio.run(main)
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> Any:
+    """Call a tool that must succeed; its text is compact JSON."""
+    result = await client.call_tool(name, arguments)
+    assert not result.is_error, result.content
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert ": " not in text or '": ' not in text  # compact separators
+    return json.loads(text)
+
+
+async def fail(client: Client, name: str, arguments: dict[str, Any]) -> str:
+    """Call a tool that must fail; returns the message the model would read."""
+    result = await client.call_tool(name, arguments)
+    assert result.is_error
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+def test_every_tool_is_listed_described_and_within_the_token_budget(runtime: Runtime) -> None:
+    async def scenario(client: Client) -> None:
+        listed = (await client.list_tools()).tools
+        assert {tool.name for tool in listed} == TOOLS
+        size = 0
+        for tool in listed:
+            assert tool.description and len(tool.description) > 40, tool.name
+            assert tool.input_schema["type"] == "object"
+            assert "title" not in json.dumps(tool.input_schema), tool.name
+            size += len(json.dumps(tool.model_dump(mode="json", by_alias=True, exclude_none=True),
+                                   ensure_ascii=False, separators=(",", ":")))  # fmt: skip
+        assert size + len(INSTRUCTIONS) < TOOL_LIST_BUDGET, size
+
+    drive(build_mcp(runtime), scenario)
+
+
+def test_tools_write_with_manual_provenance_and_read_compactly(runtime: Runtime) -> None:
+    async def scenario(client: Client) -> None:
+        stored = await call(
+            client, "remember", {"summary": "Alice prefers green tea", "tags": ["people"]}
+        )
+        assert stored["source_type"] == "manual" and stored["trust_tier"] == "trusted"
+        found = await call(client, "recall", {"query": "what does Alice drink?"})
+        (hit,) = [h for h in found["results"] if h["memory_id"] == stored["memory_id"]]
+        assert hit["summary"] == "Alice prefers green tea" and "score" in hit
+        assert "workspace_id" not in hit and "score_breakdown" not in hit
+        explained = await call(client, "recall", {"query": "green tea", "explain": True})
+        assert "fused" in explained["results"][0]["score_breakdown"]
+        full = await call(client, "get_memory", {"memory_id": stored["memory_id"]})
+        assert full["tags"] == ["people"]
+        updated = await call(
+            client, "update_memory", {"memory_id": stored["memory_id"], "delivery_mode": "always"}
+        )
+        assert updated["delivery_mode"] == "always"
+        pinned = await call(client, "load_pinned", {"filters": {"trust_tier": "trusted"}})
+        assert [item["lane"] for item in pinned["items"]] == ["pinned"]
+        listed = await call(client, "list_memories", {"filters": {"type": "note"}})
+        assert [item["memory_id"] for item in listed["items"]] == [stored["memory_id"]]
+        assert await call(client, "forget", {"memory_id": stored["memory_id"]}) == {
+            "forgotten": stored["memory_id"]
+        }
+        assert (await call(client, "load_pinned", {}))["items"] == []
+
+    drive(build_mcp(runtime), scenario)
+
+
+def test_state_feedback_contexts_and_stats(runtime: Runtime, clock: ManualClock) -> None:
+    async def scenario(client: Client) -> None:
+        made = await call(client, "create_context", {"name": "slack", "trust_tier": "external"})
+        names = [c["name"] for c in (await call(client, "list_contexts", {}))["items"]]
+        assert names == ["default", "slack"] and made["name"] == "slack"
+        saved = await call(client, "set_state", {"key": "ticket:1", "value": {"phase": "drafted"}})
+        assert saved["expires_in_seconds"] == 86400
+        forever = await call(client, "set_state", {"key": "pref", "value": 1, "ttl_seconds": None})
+        assert forever["expires_in_seconds"] is None
+        assert (await call(client, "get_state", {"key": "ticket:1"}))["value"] == {
+            "phase": "drafted"
+        }
+        keys = [s["key"] for s in (await call(client, "get_state", {}))["items"]]
+        assert keys == ["pref", "ticket:1"]
+        clock.advance(days=2)
+        assert "not found" in await fail(client, "get_state", {"key": "ticket:1"})
+        assert await call(client, "delete_state", {"key": "pref"}) == {"deleted": "pref"}
+        memory = await call(client, "remember", {"summary": "Deploys are on Fridays"})
+        event = await call(client, "feedback", {"memory_id": memory["memory_id"], "helpful": True})
+        assert event["feedback_id"]
+        counts = await call(client, "stats", {})
+        assert counts["memories"] == 1 and counts["feedback"] == {"helpful": 1, "unhelpful": 0}
+        batch = await call(client, "remember_batch", {"items": [{"summary": "a"}, {"summary": ""}]})
+        assert (batch["created"], batch["failed"]) == (1, 1)
+        due = (clock.now + timedelta(days=1)).isoformat()
+        await call(
+            client,
+            "remember",
+            {"summary": "Quarter close", "delivery_mode": "on_trigger", "trigger_from": due},
+        )
+        soon = await call(client, "upcoming", {})
+        assert [item["summary"] for item in soon["items"]] == ["Quarter close"]
+        later = {"start": (clock.now + timedelta(days=9)).isoformat()}
+        assert (await call(client, "upcoming", later))["items"] == soon["items"]  # open-ended
+
+    drive(build_mcp(runtime), scenario)
+
+
+def test_errors_are_tool_errors_that_name_the_field(runtime: Runtime) -> None:
+    async def scenario(client: Client) -> None:
+        missing = await fail(client, "get_memory", {"memory_id": "nope"})
+        assert "not_found (memory_id)" in missing
+        assert "not_found (context_id)" in await fail(
+            client, "recall", {"query": "x", "context_id": "elsewhere"}
+        )
+        assert "summary" in await fail(client, "remember", {"summary": "  "})
+        assert "summary" in await fail(client, "remember", {"summary": "x" * 501})
+        assert "source_type" in await fail(
+            client, "recall", {"query": "x", "filters": {"source_type": "evil"}}
+        )
+        assert "payload_too_large (value)" in await fail(
+            client, "set_state", {"key": "k", "value": "x" * 20_000}
+        )
+        assert "stamped by the server" in await fail(
+            client,
+            "remember_batch",
+            {"items": [{"summary": "a", "trust_tier": "trusted"}], "atomic": True},
+        )
+
+    drive(build_mcp(runtime), scenario)

@@ -1,0 +1,70 @@
+"""One name per operation on every surface: each service operation is an MCP tool, a REST
+operation and an SDK method of the same name, or is listed here with the reason it is not."""
+
+from __future__ import annotations
+
+import inspect
+
+import anyio
+from mcp import Client as MCPClient
+
+from kioku import AsyncClient, Client
+from kioku.api import create_app
+from kioku.mcp import build_mcp
+from kioku.runtime import Runtime
+from kioku.service.contexts import ContextService
+from kioku.service.delivery import DeliveryService
+from kioku.service.feedback import FeedbackService
+from kioku.service.memories import MemoryService
+from kioku.service.recall import RecallService
+from kioku.service.state import StateService
+from kioku.service.stats import StatsService
+
+SERVICES = (
+    ContextService, MemoryService, RecallService, DeliveryService, FeedbackService, StateService,
+    StatsService,
+)  # fmt: skip
+INTERNAL = {
+    "resolve": "turns a context id or name into a row for the other services",
+    "ensure_context": "creates the default context at start-up",
+}
+NOT_AN_MCP_TOOL = {
+    "get_context": "list_contexts gives an agent every context it can use",
+    "update_context": "changing a context's trust tier or search config is an operator's call",
+    "delete_context": "erasing a whole memory space is an operator's call",
+    "purge": "irreversible erasure is an operator's call; agents forget (soft delete)",
+    "list_feedback": "the feedback log is for review, not for the agent loop",
+    "list_state": "get_state without a key lists the live keys",
+}
+NOT_A_REST_OPERATION = {"purge": "DELETE /contexts/{id}/memories/{memory_id}?purge=true (forget)"}
+
+
+def service_operations() -> set[str]:
+    names = {
+        name
+        for service in SERVICES
+        for name, _ in inspect.getmembers(service, inspect.isfunction)
+        if not name.startswith("_")
+    }
+    return names - set(INTERNAL)
+
+
+def test_every_service_operation_is_on_every_surface(runtime: Runtime) -> None:
+    operations = service_operations()
+    spec = create_app(runtime=runtime).openapi()
+    rest = {op["operationId"] for path in spec["paths"].values() for op in path.values()}
+
+    async def list_tools() -> set[str]:
+        async with MCPClient(build_mcp(runtime)) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    tools = anyio.run(list_tools)
+    for name in sorted(operations):
+        assert name in rest or name in NOT_A_REST_OPERATION, f"{name}: no REST operation"
+        assert name in tools or name in NOT_AN_MCP_TOOL, f"{name}: no MCP tool"
+        assert hasattr(Client, name) and hasattr(AsyncClient, name), f"{name}: no SDK method"
+    # ...and nothing exists on a surface without a service operation behind it.
+    assert tools <= operations, tools - operations
+    assert rest - {"health"} <= operations, rest - operations
+    for exempt in (NOT_AN_MCP_TOOL, NOT_A_REST_OPERATION):
+        assert set(exempt) <= operations, "an exception names an operation that does not exist"
