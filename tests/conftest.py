@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ def make_settings(tmp_path: Path, **overrides: object) -> Settings:
     values: dict[str, object] = {
         "database_url": f"sqlite:///{tmp_path / 'kioku.db'}",
         "embed_async": False,
+        "dev": True,  # no key needed, as `kioku serve --dev`; auth tests send keys
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
@@ -107,9 +109,9 @@ class SyncASGIClient:
         return self.request("DELETE", url, **kwargs)
 
 
-@pytest.fixture
-def client(runtime: Runtime) -> Iterator[SyncASGIClient]:
-    app = create_app(runtime=runtime)
+@contextmanager
+def portal_client(app: Any) -> Iterator[SyncASGIClient]:
+    """A sync httpx client over the app, in-process (the app's lifespan does not run)."""
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=True)
     with start_blocking_portal() as portal:
         async_client = httpx.AsyncClient(transport=transport, base_url="http://testserver")
@@ -117,3 +119,9 @@ def client(runtime: Runtime) -> Iterator[SyncASGIClient]:
             yield SyncASGIClient(portal, async_client)
         finally:
             portal.call(async_client.aclose)
+
+
+@pytest.fixture
+def client(runtime: Runtime) -> Iterator[SyncASGIClient]:
+    with portal_client(create_app(runtime=runtime)) as sync_client:
+        yield sync_client

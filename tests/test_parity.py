@@ -12,9 +12,11 @@ from kioku import AsyncClient, Client
 from kioku.api import create_app
 from kioku.mcp import build_mcp
 from kioku.runtime import Runtime
+from kioku.service.audit import AuditService
 from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.feedback import FeedbackService
+from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.recall import RecallService
 from kioku.service.state import StateService
@@ -22,11 +24,12 @@ from kioku.service.stats import StatsService
 
 SERVICES = (
     ContextService, MemoryService, RecallService, DeliveryService, FeedbackService, StateService,
-    StatsService,
+    StatsService, KeyService, AuditService,
 )  # fmt: skip
 INTERNAL = {
     "resolve": "turns a context id or name into a row for the other services",
     "ensure_context": "creates the default context at start-up",
+    "authenticate": "turns a bearer key into a principal before any operation runs",
 }
 NOT_AN_MCP_TOOL = {
     "get_context": "list_contexts gives an agent every context it can use",
@@ -35,6 +38,10 @@ NOT_AN_MCP_TOOL = {
     "purge": "irreversible erasure is an operator's call; agents forget (soft delete)",
     "list_feedback": "the feedback log is for review, not for the agent loop",
     "list_state": "get_state without a key lists the live keys",
+    "create_key": "keys are handed out by people (admins), never minted by an agent",
+    "list_keys": "key management is for admins, not for the agent loop",
+    "revoke_key": "key management is for admins, not for the agent loop",
+    "list_audit": "the audit log is for admins and operators",
 }
 NOT_A_REST_OPERATION = {"purge": "DELETE /contexts/{id}/memories/{memory_id}?purge=true (forget)"}
 

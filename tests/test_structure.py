@@ -49,9 +49,11 @@ def test_import_direction(package: str, forbidden: tuple[str, ...]) -> None:
 
 def test_every_rest_operation_is_a_service_method() -> None:
     from kioku.api import create_app
+    from kioku.service.audit import AuditService
     from kioku.service.contexts import ContextService
     from kioku.service.delivery import DeliveryService
     from kioku.service.feedback import FeedbackService
+    from kioku.service.keys import KeyService
     from kioku.service.memories import MemoryService
     from kioku.service.recall import RecallService
     from kioku.service.state import StateService
@@ -66,6 +68,8 @@ def test_every_rest_operation_is_a_service_method() -> None:
         FeedbackService,
         StateService,
         StatsService,
+        KeyService,
+        AuditService,
     )
     for path in spec["paths"].values():
         for operation in path.values():

@@ -53,3 +53,9 @@ class RateLimitedError(KiokuError):
     """Too many requests; try again later."""
 
     code = "rate_limited"
+
+
+class UnauthorizedError(KiokuError):
+    """No valid credentials: a missing, unknown, revoked or expired key or token."""
+
+    code = "unauthorized"

@@ -8,10 +8,12 @@ from threadpoolctl import threadpool_limits
 
 from kioku.clock import Clock, system_clock
 from kioku.embeddings import Embedder, make_embedder
+from kioku.service.audit import AuditService
 from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.feedback import FeedbackService
+from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Channel, Principal
 from kioku.service.recall import RecallService
@@ -40,6 +42,8 @@ class Runtime:
     feedback: FeedbackService
     state: StateService
     stats: StatsService
+    keys: KeyService
+    audit: AuditService
     default_workspace_id: str
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
@@ -100,6 +104,8 @@ def open_runtime(
         delivery=DeliveryService(store, contexts, clock=clock),
         feedback=FeedbackService(store, contexts, clock=clock),
         stats=StatsService(store, contexts, clock=clock),
+        keys=KeyService(store, contexts, clock=clock),
+        audit=AuditService(store),
         state=StateService(store, contexts, max_value_bytes=settings.max_state_bytes, clock=clock),
         default_workspace_id=workspace.id,
         owns_embedder=owns_embedder,

@@ -38,3 +38,13 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8765
     dev: bool = False
+    """Loopback only, no keys: requests without a key act as the default workspace's owner."""
+    public_url: str | None = None
+    """The URL clients reach this server at (OAuth metadata); default http://host:port."""
+    rate_limit_per_minute: int = 600
+    """Requests per minute per API key (and per client address); 0 turns limiting off."""
+    rate_limit_burst: int = 120
+
+    @property
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")

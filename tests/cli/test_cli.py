@@ -95,8 +95,9 @@ def test_strict_import_writes_nothing_when_a_line_is_bad(tmp_path: Path) -> None
     assert json.loads(invoke("list", "--json"))["items"] == []
 
 
-def test_serve_refuses_a_public_address() -> None:
-    result = runner.invoke(app, ["serve", "--host", "0.0.0.0"])
+def test_dev_mode_refuses_a_public_address() -> None:
+    # --dev answers without keys, so it must never listen beyond loopback.
+    result = runner.invoke(app, ["serve", "--dev", "--host", "0.0.0.0"])
     assert result.exit_code == 2 and "refusing" in result.output
 
 

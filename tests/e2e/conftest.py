@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -20,19 +21,23 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    data = tmp_path_factory.mktemp("serve")
-    env = {
+def kioku_env(data: Path) -> dict[str, str]:
+    """The environment of a kioku process on its own database under ``data``."""
+    return {
         **os.environ,
         "KIOKU_DATABASE_URL": f"sqlite:///{data / 'kioku.db'}",
         "HF_HUB_OFFLINE": "1",
     }
+
+
+@contextmanager
+def running_server(data: Path, *args: str) -> Iterator[str]:
+    """``kioku serve ARGS`` on a free loopback port until the block ends; yields its URL."""
+    port = free_port()
     log = (data / "serve.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "kioku.cli", "serve", "--dev", "--port", str(port)],
-        env=env,
+        [sys.executable, "-m", "kioku.cli", "serve", *args, "--port", str(port)],
+        env=kioku_env(data),
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -55,3 +60,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.terminate()
         process.wait(timeout=30)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``kioku serve --dev``: no keys needed."""
+    with running_server(tmp_path_factory.mktemp("serve"), "--dev") as base:
+        yield base

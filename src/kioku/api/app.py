@@ -6,13 +6,30 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kioku._version import __version__
 from kioku.api.errors import install_error_handlers
 from kioku.api.limits import BodySizeLimit
-from kioku.api.routes import contexts, delivery, feedback, health, memories, recall, state
+from kioku.api.ratelimit import RateLimit
+from kioku.api.routes import (
+    access,
+    contexts,
+    delivery,
+    feedback,
+    health,
+    memories,
+    recall,
+    state,
+)
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
+
+_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+
+def _unknown_route(path: str) -> None:
+    raise StarletteHTTPException(404, f"no route /api/{path}")
 
 
 def create_app(
@@ -49,16 +66,22 @@ def create_app(
         app.state.runtime = runtime
     install_error_handlers(app)
     api = APIRouter(prefix="/api/v1")
-    for module in (contexts, memories, recall, delivery, feedback, state, health):
+    for module in (contexts, memories, recall, delivery, feedback, state, access, health):
         api.include_router(module.router)
     app.include_router(api)
-    mcp = None
-    if with_mcp:
-        from kioku.api.mcp_mount import mount_mcp
-
-        mcp = mount_mcp(app, settings)
     app.add_api_route(  # also at /health, where load balancers look
         "/health", health.health, methods=["GET"], include_in_schema=False
     )
+    app.add_api_route(  # an unknown API path keeps the JSON error shape
+        "/api/{path:path}", _unknown_route, methods=_METHODS, include_in_schema=False
+    )
+    mcp = None
+    if with_mcp:  # last: the MCP app is mounted at the root and takes what nothing else did
+        from kioku.api.mcp_mount import mount_mcp
+
+        mcp = mount_mcp(app, settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(  # outermost: a refused request costs no parsing
+        RateLimit, per_minute=settings.rate_limit_per_minute, burst=settings.rate_limit_burst
+    )
     return app

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from kioku.errors import UnauthorizedError
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
 
@@ -15,9 +16,21 @@ def get_runtime(request: Request) -> Runtime:
     return request.app.state.runtime
 
 
-def get_principal(runtime: Annotated[Runtime, Depends(get_runtime)]) -> Principal:
-    """The caller. Until API keys arrive, only loopback dev mode serves: the default owner."""
-    return runtime.local_principal("rest")
+def bearer_token(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer ...`` header, if there is one."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def get_principal(request: Request, runtime: Annotated[Runtime, Depends(get_runtime)]) -> Principal:
+    """The caller: the owner of an API key sent as a bearer token. Without a key, only a
+    ``--dev`` server (loopback only) answers, as the local owner of the default workspace."""
+    token = bearer_token(request)
+    if token is not None:
+        return runtime.keys.authenticate(token, channel="rest")
+    if runtime.settings.dev:
+        return runtime.local_principal("rest")
+    raise UnauthorizedError("an API key is required: send 'Authorization: Bearer kk_...'")
 
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]

@@ -17,6 +17,7 @@ from kioku.errors import (
     NotFoundError,
     PayloadTooLargeError,
     RateLimitedError,
+    UnauthorizedError,
 )
 
 STATUS: dict[type[KiokuError], int] = {
@@ -26,6 +27,7 @@ STATUS: dict[type[KiokuError], int] = {
     ConflictError: 409,
     PayloadTooLargeError: 413,
     RateLimitedError: 429,
+    UnauthorizedError: 401,
 }
 
 
@@ -49,7 +51,10 @@ def _field_path(loc: tuple[Any, ...]) -> str:
 async def _kioku_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, KiokuError)
     status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
-    return JSONResponse(error_body(exc.code, exc.message, exc.field, exc.details), status)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(
+        error_body(exc.code, exc.message, exc.field, exc.details), status, headers=headers
+    )
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:

@@ -6,10 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 
 from kioku.mcp import build_mcp
+from kioku.mcp.auth import KeyTokenVerifier, token_principal
+from kioku.runtime import Runtime
 from kioku.settings import Settings
 
 MCP_PATH = "/mcp"
@@ -34,12 +38,31 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
-    """Add the MCP routes to ``app``; the caller's lifespan must run ``session_manager.run()``.
+    """Mount the MCP app on ``app`` (call it last: the mount answers every path no earlier
+    route took); the caller's lifespan must run ``session_manager.run()``.
 
     Stateless JSON mode: every request stands alone (no server-side session), so any replica
-    behind a load balancer can answer it, and results come back as one JSON body.
+    behind a load balancer can answer it, and results come back as one JSON body. Outside
+    ``--dev`` every request needs a bearer API key (the SDK's auth middleware checks it).
     """
-    mcp = build_mcp(lambda: app.state.runtime)
+
+    def runtime() -> Runtime:
+        return app.state.runtime
+
+    if settings.dev:
+        mcp = build_mcp(runtime)
+    else:
+        auth = AuthSettings(
+            issuer_url=AnyHttpUrl(settings.base_url),
+            resource_server_url=AnyHttpUrl(f"{settings.base_url}{MCP_PATH}"),
+            validate_token_resource=False,  # API keys are bound to a workspace, not a URL
+        )
+        mcp = build_mcp(
+            runtime,
+            principal_of=token_principal,
+            auth=auth,
+            token_verifier=KeyTokenVerifier(runtime),
+        )
     http = mcp.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
@@ -47,5 +70,5 @@ def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
         transport_security=transport_security(settings),
         max_request_body_size=settings.max_request_bytes,
     )
-    app.router.routes.extend(http.routes)
+    app.mount("/", http)
     return mcp

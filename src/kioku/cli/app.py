@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from kioku.cli import contexts, feedback, importing, mcp_stdio, memory_commands, serve, state
+from kioku.cli import contexts, feedback, importing, keys, mcp_stdio, memory_commands, serve, state
 
 app = typer.Typer(
     name="kioku",
@@ -23,6 +23,7 @@ app.command()(memory_commands.pinned)
 app.command("import-jsonl")(importing.import_jsonl)
 app.command()(importing.reembed)
 app.add_typer(contexts.app, name="contexts")
+app.add_typer(keys.app, name="keys")
 app.add_typer(state.app, name="state")
 app.add_typer(feedback.app, name="feedback")
 

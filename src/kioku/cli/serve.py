@@ -24,25 +24,36 @@ def is_loopback(host: str) -> bool:
 def serve(
     host: str = typer.Option("127.0.0.1", help="Address to bind."),
     port: int = typer.Option(8765, help="Port to bind."),
-    dev: bool = typer.Option(False, "--dev", help="Development mode: no auth, loopback only."),
+    dev: bool = typer.Option(
+        False, "--dev", help="Development mode: no API keys needed; loopback addresses only."
+    ),
 ) -> None:
-    """Start the server on the configured database (default: embedded SQLite + bundled model)."""
+    """Start the server on the configured database (default: embedded SQLite + bundled model).
+
+    Without --dev every request needs an API key, on any address; --dev serves loopback only
+    and needs none."""
     import uvicorn
 
     from kioku.api import create_app
 
-    if not is_loopback(host):
+    if dev and not is_loopback(host):
         err_console.print(
-            f"[red]refusing to serve on {host}[/red]: a non-loopback address needs API keys, "
-            "and this version serves loopback only. Use --host 127.0.0.1."
+            f"[red]refusing to serve on {host} with --dev[/red]: --dev answers without API "
+            "keys, so it serves loopback addresses only. Drop --dev to require keys."
         )
         raise typer.Exit(2)
     settings = Settings(host=host, port=port, dev=dev)
-    base = f"http://{host}:{port}"
+    base = settings.base_url
     console.print(f"kioku serving [bold]{settings.database_url}[/bold]")
     console.print(f"  MCP        {base}/mcp   (streamable HTTP)")
     console.print(f"  REST API   {base}/api/v1")
     console.print(f"  OpenAPI    {base}/docs")
     console.print(f"  health     {base}/health")
-    console.print("  (loopback, no auth: local development mode)")
+    if dev:
+        console.print("  (--dev: loopback, no keys needed: local development mode)")
+    else:
+        console.print(
+            "  API keys required (Authorization: Bearer kk_...); create one with "
+            "`kioku keys create NAME --role owner`"
+        )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")

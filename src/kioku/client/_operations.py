@@ -23,6 +23,9 @@ from pydantic_core import to_jsonable_python
 from kioku.client._transport import Call, nothing
 from kioku.errors import InvalidInputError
 from kioku.models import (
+    ApiKeyCreated,
+    ApiKeyPage,
+    AuditPage,
     BatchResult,
     Context,
     ContextPage,
@@ -254,6 +257,26 @@ def list_state(context_id: str, *, cursor: str | None, limit: int | None) -> Cal
 
 def delete_state(context_id: str, key: str) -> Call[None]:
     return Call("DELETE", path("contexts", context_id, "state", key), nothing)
+
+
+# ---------------------------------------------------------------- access: keys and audit
+
+
+def create_key(**fields: Any) -> Call[ApiKeyCreated]:
+    return Call("POST", path("keys"), ApiKeyCreated.model_validate_json, body=given(**fields))
+
+
+def list_keys() -> Call[ApiKeyPage]:
+    return Call("GET", path("keys"), ApiKeyPage.model_validate_json)
+
+
+def revoke_key(key_id: str) -> Call[None]:
+    return Call("DELETE", path("keys", key_id), nothing)
+
+
+def list_audit(*, cursor: str | None, limit: int | None) -> Call[AuditPage]:
+    params = given(cursor=cursor, limit=limit)
+    return Call("GET", path("audit"), AuditPage.model_validate_json, params=params)
 
 
 def health() -> Call[Health]:

@@ -20,6 +20,7 @@ from kioku.errors import (
     NotFoundError,
     PayloadTooLargeError,
     RateLimitedError,
+    UnauthorizedError,
 )
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ ERRORS: dict[str, type[KiokuError]] = {
         ConflictError,
         PayloadTooLargeError,
         RateLimitedError,
+        UnauthorizedError,
     )
 }
 

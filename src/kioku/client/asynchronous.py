@@ -13,6 +13,9 @@ from kioku.client import _operations as ops
 from kioku.client._operations import UNSET, Filters, Unset
 from kioku.client._transport import Call, http_options, read
 from kioku.models import (
+    ApiKeyCreated,
+    ApiKeyPage,
+    AuditPage,
     BatchResult,
     Context,
     ContextPage,
@@ -21,6 +24,7 @@ from kioku.models import (
     Feedback,
     FeedbackPage,
     Health,
+    KeyRole,
     Memory,
     MemoryCreate,
     MemoryPage,
@@ -330,6 +334,33 @@ class AsyncClient:
     async def delete_state(self, context_id: str, key: str) -> None:
         """Remove a key (NotFoundError if it is missing or expired)."""
         return await self._send(ops.delete_state(context_id, key))
+
+    # ------------------------------------------------------------ access: keys and audit
+
+    async def create_key(
+        self,
+        name: str,
+        *,
+        role: KeyRole | None = None,
+        context_ids: Sequence[str] | None = None,
+        expires_at: datetime | None = None,
+    ) -> ApiKeyCreated:
+        """A new API key (admins); its secret ``key`` is in this answer only."""
+        return await self._send(
+            ops.create_key(name=name, role=role, context_ids=context_ids, expires_at=expires_at)
+        )
+
+    async def list_keys(self) -> ApiKeyPage:
+        """Every key of the workspace, without secrets (admins)."""
+        return await self._send(ops.list_keys())
+
+    async def revoke_key(self, key_id: str) -> None:
+        """Revoke a key; it stops working at once (admins)."""
+        return await self._send(ops.revoke_key(key_id))
+
+    async def list_audit(self, *, cursor: str | None = None, limit: int | None = None) -> AuditPage:
+        """The audit log, newest first (admins)."""
+        return await self._send(ops.list_audit(cursor=cursor, limit=limit))
 
     async def health(self) -> Health:
         """Liveness, version, database and embedder of the server."""

@@ -6,6 +6,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
@@ -56,11 +58,13 @@ def build_mcp(
     *,
     channel: Channel = "mcp",
     principal_of: PrincipalOf | None = None,
+    auth: AuthSettings | None = None,
+    token_verifier: TokenVerifier | None = None,
 ) -> MCPServer[Any]:
     """The MCP server over a runtime, or over a function returning it (an app's runtime is
     opened by its lifespan, after the tools are built). ``principal_of`` says who calls a
     tool; by default the workspace's local owner on ``channel`` (stdio and loopback dev mode,
-    where there are no keys)."""
+    where there are no keys). ``auth``/``token_verifier`` protect the HTTP endpoint."""
     get_runtime = runtime if callable(runtime) else (lambda: runtime)
     resolve: PrincipalOf = principal_of or (lambda ctx: get_runtime().local_principal(channel))
     functions = [*memory_tools(get_runtime, resolve), *lane_tools(get_runtime, resolve)]
@@ -73,4 +77,6 @@ def build_mcp(
         # The SDK configures the root logger at this level: INFO would echo every HTTP request
         # of the in-process clients to stderr.
         log_level="WARNING",
+        auth=auth,
+        token_verifier=token_verifier,
     )

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     Field,
     StrictBool,
@@ -124,3 +125,67 @@ class Health(BaseModel):
     database: str
     embedder: str
     embedding_queue: int
+
+
+# ---------------------------------------------------------------- access: keys and audit
+
+KeyRole = Literal["owner", "admin", "member", "viewer"]
+
+
+class KeyCreate(InputModel):
+    """A new API key for the caller's workspace. Its secret is shown once, in the answer."""
+
+    name: StrictStr = Field(min_length=1, max_length=100, description="What it is for.")
+    role: KeyRole = "member"
+    context_ids: list[StrictStr] | None = Field(
+        default=None, max_length=100, description="Allow-list of contexts (ids or names)."
+    )
+    expires_at: AwareDatetime | None = None
+
+
+class ApiKey(BaseModel):
+    """An API key as listed: never the secret, only its first characters."""
+
+    id: str
+    name: str
+    prefix: str
+    role: KeyRole
+    context_ids: list[str] | None
+    created_by: str
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+
+class ApiKeyCreated(ApiKey):
+    """The new key, with its secret: store it now, it cannot be shown again."""
+
+    key: str
+
+
+class ApiKeyPage(BaseModel):
+    """Every key of the workspace, oldest first (revoked ones included, marked)."""
+
+    items: list[ApiKey]
+
+
+class AuditEntry(BaseModel):
+    """One line of the audit log."""
+
+    seq: int
+    at: datetime
+    actor: str
+    channel: str
+    action: str
+    outcome: Literal["ok", "denied"]
+    context_id: str | None
+    target: str | None
+    detail: dict[str, Any]
+
+
+class AuditPage(BaseModel):
+    """Audit lines, newest first; pass ``next_cursor`` back for older ones."""
+
+    items: list[AuditEntry]
+    next_cursor: str | None

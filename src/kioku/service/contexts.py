@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from kioku.errors import InvalidInputError, NotFoundError
 from kioku.models import UUID_PATTERN, Context, ContextCreate, ContextPage, ContextUpdate
+from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.views import context_view
 from kioku.storage.base import Store
@@ -35,6 +36,7 @@ class ContextService:
             raise NotFoundError(f"context {ref!r} not found", field="context_id")
         return row
 
+    @operation("admin", audited=True, in_context=False)
     def create_context(self, principal: Principal, data: ContextCreate) -> Context:
         """Create a context; a duplicate name is a conflict."""
         now = datetime.now(UTC)
@@ -58,6 +60,7 @@ class ContextService:
         if self.store.get_context_by_name(principal.workspace_id, name) is None:
             self.create_context(principal, ContextCreate(name=name))
 
+    @operation("read", in_context=False)
     def list_contexts(self, principal: Principal) -> ContextPage:
         """Every context the caller may see, by name."""
         rows = self.store.list_contexts(principal.workspace_id)
@@ -66,11 +69,13 @@ class ContextService:
             items=[context_view(r) for r in rows if allowed is None or r.id in allowed]
         )
 
+    @operation("read")
     def get_context(self, principal: Principal, ref: str) -> Context:
         """One context by id or name, with its live memory count."""
         row = self.resolve(principal, ref)
         return context_view(row, self.store.count_memories(principal.workspace_id, row.id))
 
+    @operation("admin", audited=True)
     def update_context(self, principal: Principal, ref: str, data: ContextUpdate) -> Context:
         """Change the fields that were sent."""
         row = self.resolve(principal, ref)
@@ -85,6 +90,7 @@ class ContextService:
             raise NotFoundError(f"context {ref!r} not found", field="context_id")
         return context_view(updated, self.store.count_memories(principal.workspace_id, row.id))
 
+    @operation("admin", audited=True)
     def delete_context(self, principal: Principal, ref: str) -> None:
         """Delete a context and every memory in it, for good."""
         row = self.resolve(principal, ref)

@@ -9,6 +9,7 @@ from kioku.errors import InvalidInputError
 from kioku.models import PinnedItem, PinnedResult, RecallFilters, UpcomingResult
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
+from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
@@ -33,6 +34,7 @@ class DeliveryService:
         self.contexts = contexts
         self.clock = clock
 
+    @operation("read")
     def load_pinned(
         self,
         principal: Principal,
@@ -67,6 +69,7 @@ class DeliveryService:
             items=items, cap=cap, truncated=total > len(items), total_available=total
         )
 
+    @operation("read")
     def upcoming(
         self,
         principal: Principal,

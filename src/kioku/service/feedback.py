@@ -13,6 +13,7 @@ from kioku.errors import InvalidInputError, NotFoundError
 from kioku.models import Feedback, FeedbackCreate, FeedbackPage
 from kioku.service.contexts import ContextService
 from kioku.service.cursors import pack_cursor, unpack_cursor
+from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.storage.base import Store
 from kioku.storage.records import FeedbackRow, NewFeedback
@@ -43,6 +44,7 @@ class FeedbackService:
         self.contexts = contexts
         self.clock = clock
 
+    @operation("feedback", audited=True)
     def feedback(self, principal: Principal, context_ref: str, data: FeedbackCreate) -> Feedback:
         """Record that a live memory of this context was (not) helpful, optionally for a query.
 
@@ -67,6 +69,7 @@ class FeedbackService:
             )
         return feedback_view(row)
 
+    @operation("read")
     def list_feedback(
         self,
         principal: Principal,

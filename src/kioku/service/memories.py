@@ -24,6 +24,7 @@ from kioku.service.contexts import ContextService, raise_null
 from kioku.service.cursors import pack_cursor, unpack_cursor
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.filters import memory_filter
+from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.suspicious import is_suspicious
 from kioku.service.views import memory_view
@@ -140,6 +141,7 @@ class MemoryService:
         ]
         self._schedule_embedding(jobs, wait)
 
+    @operation("write", audited=True)
     def remember(
         self, principal: Principal, context_ref: str, data: MemoryCreate, *, wait: bool = False
     ) -> Memory:
@@ -150,6 +152,7 @@ class MemoryService:
         self._after_write(principal, [row], wait)
         return self._get(principal, context, row.id)
 
+    @operation("write", audited=True)
     def remember_batch(
         self, principal: Principal, context_ref: str, batch: BatchCreate
     ) -> BatchResult:
@@ -190,6 +193,7 @@ class MemoryService:
         self._after_write(principal, rows, batch.wait)
         return BatchResult(created=len(rows), failed=len(failed), results=results)
 
+    @operation("write", audited=True)
     def update_memory(
         self, principal: Principal, context_ref: str, memory_id: str, data: MemoryUpdate
     ) -> Memory:
@@ -233,6 +237,7 @@ class MemoryService:
             self._schedule_embedding([job], wait=False)
         return memory_view(row)
 
+    @operation("write", audited=True)
     def forget(self, principal: Principal, context_ref: str, memory_id: str) -> Memory:
         """Soft-delete: gone from recall and listings, kept for audit until purged."""
         context = self.contexts.resolve(principal, context_ref)
@@ -242,6 +247,7 @@ class MemoryService:
         assert row is not None
         return memory_view(row)
 
+    @operation("admin", audited=True)
     def purge(self, principal: Principal, context_ref: str, memory_id: str) -> None:
         """Hard-delete: the row, its text, its tokens and its vector are erased."""
         context = self.contexts.resolve(principal, context_ref)
@@ -268,6 +274,7 @@ class MemoryService:
     def _get(self, principal: Principal, context: ContextRow, memory_id: str) -> Memory:
         return memory_view(self._live_row(principal, context, memory_id))
 
+    @operation("read")
     def get_memory(
         self,
         principal: Principal,
@@ -284,6 +291,7 @@ class MemoryService:
             self._row(principal, context, memory_id, include_deleted=include_deleted)
         )
 
+    @operation("read")
     def list_memories(
         self,
         principal: Principal,

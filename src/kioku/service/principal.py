@@ -7,6 +7,23 @@ from typing import Literal
 
 Channel = Literal["rest", "sdk", "mcp", "cli", "ui", "import", "connector", "sleep"]
 Role = Literal["owner", "admin", "member", "viewer"]
+Permission = Literal["read", "feedback", "write", "admin"]
+
+ROLE_RANK: dict[str, int] = {"viewer": 0, "member": 1, "admin": 2, "owner": 3}
+# A viewer reads, recalls, loads the pinned set and state, and gives feedback; a member also
+# writes memories and state; an admin manages contexts and keys; the owner may do everything.
+ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
+    "viewer": frozenset({"read", "feedback"}),
+    "member": frozenset({"read", "feedback", "write"}),
+    "admin": frozenset({"read", "feedback", "write", "admin"}),
+    "owner": frozenset({"read", "feedback", "write", "admin"}),
+}
+# OAuth scopes narrow what a token may do, whatever the role of the key that granted it.
+SCOPE_PERMISSIONS: dict[str, frozenset[str]] = {
+    "memory:read": frozenset({"read", "feedback"}),
+    "memory:write": frozenset({"write"}),
+    "memory:admin": frozenset({"admin"}),
+}
 
 # SPEC §4: the server stamps provenance from the channel a write came through.
 _SOURCE_TYPE_BY_CHANNEL: dict[str, str] = {
@@ -30,7 +47,17 @@ class Principal:
     channel: Channel = "rest"
     allowed_context_ids: frozenset[str] | None = None
     key_id: str | None = None
-    """The API key used, once keys exist; ``None`` for local (loopback dev, CLI, stdio) callers."""
+    """The API key used; ``None`` for local (loopback dev, CLI, stdio) callers."""
+    scopes: frozenset[str] | None = None
+    """OAuth scopes of the token used, if any: they narrow the role's permissions."""
+
+    def can(self, permission: str) -> bool:
+        """Whether the role (and, for an OAuth token, its scopes) allows ``permission``."""
+        if permission not in ROLE_PERMISSIONS[self.role]:
+            return False
+        if self.scopes is None:
+            return True
+        return any(permission in SCOPE_PERMISSIONS.get(scope, ()) for scope in self.scopes)
 
     @property
     def source_type(self) -> str:

@@ -18,6 +18,7 @@ from kioku.search.rerank import rerank_factor
 from kioku.search.tokenize import tokenize
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
+from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
@@ -53,6 +54,7 @@ class RecallService:
                 scope.append(row)
         return scope
 
+    @operation("read")
     def recall(
         self,
         principal: Principal,

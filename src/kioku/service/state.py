@@ -14,6 +14,7 @@ from kioku.errors import InvalidInputError, NotFoundError, PayloadTooLargeError
 from kioku.models import MAX_STATE_TTL, STATE_KEY_PATTERN, State, StatePage, StateSet
 from kioku.service.contexts import ContextService
 from kioku.service.cursors import pack_cursor, unpack_cursor
+from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.storage.base import Store
 from kioku.storage.records import StateRow
@@ -87,6 +88,7 @@ class StateService:
         self.max_value_bytes = max_value_bytes
         self.clock = clock
 
+    @operation("write", audited=True)
     def set_state(self, principal: Principal, context_ref: str, key: str, data: StateSet) -> State:
         """Upsert ``key``: last writer wins. TTL default 24 h, clamped to [1 s, 30 days]."""
         context = self.contexts.resolve(principal, context_ref)
@@ -98,6 +100,7 @@ class StateService:
         row = self.store.set_state(principal.workspace_id, context.id, key, text, expires_at, now)
         return state_view(row, now, ttl_clamped=clamped)
 
+    @operation("read")
     def get_state(self, principal: Principal, context_ref: str, key: str) -> State:
         """One live key; an expired key is reported exactly like a missing one (404)."""
         context = self.contexts.resolve(principal, context_ref)
@@ -109,6 +112,7 @@ class StateService:
             raise NotFoundError(f"state key {key!r} not found", field="key")
         return state_view(row, now)
 
+    @operation("read")
     def list_state(
         self,
         principal: Principal,
@@ -128,6 +132,7 @@ class StateService:
         next_cursor = pack_cursor(rows[limit - 1].key) if len(rows) > limit else None
         return StatePage(items=[state_view(r, now) for r in rows[:limit]], next_cursor=next_cursor)
 
+    @operation("write", audited=True)
     def delete_state(self, principal: Principal, context_ref: str, key: str) -> None:
         """Remove a key; 404 if it is missing or already expired."""
         context = self.contexts.resolve(principal, context_ref)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kioku.clock import Clock, system_clock
 from kioku.models import ContextStats
 from kioku.service.contexts import ContextService
+from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.storage.base import Store
 
@@ -17,6 +18,7 @@ class StatsService:
         self.contexts = contexts
         self.clock = clock
 
+    @operation("read")
     def stats(self, principal: Principal, context_ref: str) -> ContextStats:
         """Memories (live, deleted, superseded, pinned, triggered, external, by embedding
         status), live state keys, feedback events, the embedding model, the last Sleep run."""

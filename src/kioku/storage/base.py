@@ -13,6 +13,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from kioku.storage.records import (
+    ApiKeyRow,
+    AuditEvent,
     ContextCounts,
     ContextRow,
     EmbeddingJob,
@@ -41,6 +43,32 @@ class Store(Protocol):
     # -- workspaces
     def ensure_workspace(self, name: str) -> WorkspaceRow:
         """Return the workspace called ``name``, creating it if missing."""
+        ...
+
+    def get_workspace_by_name(self, name: str) -> WorkspaceRow | None: ...
+
+    def list_workspaces(self) -> list[WorkspaceRow]: ...
+
+    # -- API keys (hashes only) and the append-only audit log
+    def insert_api_key(self, row: ApiKeyRow) -> None: ...
+
+    def find_api_key(self, key_hash: str) -> ApiKeyRow | None:
+        """The key with this SHA-256, in any workspace: authentication is how a caller's
+        workspace is learned, so this one lookup is not workspace-scoped."""
+        ...
+
+    def list_api_keys(self, workspace_id: str) -> list[ApiKeyRow]: ...
+
+    def revoke_api_key(self, workspace_id: str, key_id: str, now: datetime) -> bool: ...
+
+    def touch_api_key(self, key_id: str, now: datetime) -> None: ...
+
+    def append_audit(self, event: AuditEvent) -> None: ...
+
+    def list_audit(
+        self, workspace_id: str | None, before_seq: int | None, limit: int
+    ) -> list[AuditEvent]:
+        """Newest first; ``workspace_id=None`` lists the unattributed denials."""
         ...
 
     # -- contexts

@@ -206,6 +206,40 @@ class ContextCounts:
 
 
 @dataclass(frozen=True)
+class ApiKeyRow:
+    """An API key as stored: never the key itself, only its SHA-256 and a display prefix."""
+
+    id: str
+    workspace_id: str
+    name: str
+    prefix: str
+    key_hash: str
+    role: str
+    context_ids: list[str] | None
+    created_by: str
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One line of the append-only audit log (``seq`` is set by the store)."""
+
+    workspace_id: str | None
+    at: datetime
+    actor: str
+    channel: str
+    action: str
+    outcome: str
+    context_id: str | None = None
+    target: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    seq: int = 0
+
+
+@dataclass(frozen=True)
 class ScoredId:
     """One hit of a search leg, best first."""
 

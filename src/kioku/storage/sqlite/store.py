@@ -21,6 +21,7 @@ from kioku.storage.records import (
     RankingSignals,
     WorkspaceRow,
 )
+from kioku.storage.sqlite.access import SQLiteAccessLane
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
     context_from_row,
@@ -55,7 +56,12 @@ def _encode_value(column: str, value: Any) -> Any:
 
 
 class SQLiteStore(
-    SQLiteVectorLane, SQLiteDeliveryLane, SQLiteFeedbackLane, SQLiteStateLane, SQLiteStatsLane
+    SQLiteVectorLane,
+    SQLiteDeliveryLane,
+    SQLiteFeedbackLane,
+    SQLiteStateLane,
+    SQLiteStatsLane,
+    SQLiteAccessLane,
 ):
     """The embedded backend. One instance per process per database file."""
 

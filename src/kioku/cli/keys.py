@@ -1,0 +1,93 @@
+"""``kioku keys ...``: API keys of a workspace, managed locally on the database file (the
+operator's own machine; remotely, use ``POST /api/v1/keys`` with an admin key)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+import typer
+from rich.markup import escape
+
+from kioku.cli.common import (
+    JsonOption,
+    cli_runtime,
+    console,
+    err_console,
+    handle_errors,
+    print_json,
+)
+from kioku.models import KeyCreate, KeyRole
+from kioku.runtime import Runtime
+from kioku.service.principal import Principal
+
+app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
+WorkspaceOption = typer.Option("default", "--workspace", "-w", help="Workspace name.")
+
+
+@contextmanager
+def owner_of(workspace: str, *, create: bool = False) -> Iterator[tuple[Runtime, Principal]]:
+    """The local runtime and the owner of ``workspace`` (created first if ``create``)."""
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        row = runtime.store.get_workspace_by_name(workspace)
+        if row is None and create:
+            row = runtime.store.ensure_workspace(workspace)
+        if row is None:
+            err_console.print(f"[red]error[/red] (workspace): no workspace named {workspace!r}")
+            raise typer.Exit(1)
+        yield runtime, Principal(workspace_id=row.id, role="owner", channel="cli")
+
+
+@app.command("create")
+def create(
+    name: str = typer.Argument(..., help="What the key is for, e.g. 'claude-desktop'."),
+    role: KeyRole = typer.Option("member", help="viewer | member | admin | owner."),
+    context: list[str] = typer.Option([], "--context", "-c", help="Allow only these contexts."),
+    expires_in_days: int | None = typer.Option(None, min=1, help="Expire after N days."),
+    workspace: str = WorkspaceOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Create a key. The secret is printed once; only its hash is stored. A workspace that does
+    not exist yet is created (a new tenant)."""
+    expires = None
+    if expires_in_days is not None:
+        expires = datetime.now(UTC) + timedelta(days=expires_in_days)
+    with owner_of(workspace, create=True) as (runtime, owner):
+        data = KeyCreate(name=name, role=role, context_ids=context or None, expires_at=expires)
+        created = runtime.keys.create_key(owner, data)
+    if as_json:
+        print_json(created)
+        return
+    console.print(f"[bold]{created.key}[/bold]")
+    console.print(
+        f"[dim]{created.role} key {escape(created.name)!r} ({created.id}) for workspace "
+        f"{escape(workspace)!r}. Store it now: it cannot be shown again.[/dim]"
+    )
+
+
+@app.command("list")
+def list_keys(workspace: str = WorkspaceOption, as_json: bool = JsonOption) -> None:
+    """List a workspace's keys (prefixes only)."""
+    with owner_of(workspace) as (runtime, owner):
+        page = runtime.keys.list_keys(owner)
+    if as_json:
+        print_json(page)
+        return
+    for key in page.items:
+        state = (
+            "revoked"
+            if key.revoked_at
+            else (f"expires {key.expires_at:%Y-%m-%d}" if key.expires_at else "active")
+        )
+        console.print(f"{key.id}  {key.prefix}…  {key.role:<6}  {state:<18} {escape(key.name)}")
+    if not page.items:
+        console.print("no keys")
+
+
+@app.command("revoke")
+def revoke(key_id: str, workspace: str = WorkspaceOption) -> None:
+    """Revoke a key: it stops working at once."""
+    with owner_of(workspace) as (runtime, owner):
+        runtime.keys.revoke_key(owner, key_id)
+    console.print(f"revoked {key_id}")
