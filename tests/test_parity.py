@@ -30,6 +30,7 @@ INTERNAL = {
     "resolve": "turns a context id or name into a row for the other services",
     "ensure_context": "creates the default context at start-up",
     "authenticate": "turns a bearer key into a principal before any operation runs",
+    "key_principal": "turns an OAuth grant's key into a principal before any operation runs",
 }
 NOT_AN_MCP_TOOL = {
     "get_context": "list_contexts gives an agent every context it can use",

@@ -6,13 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
-from mcp.server.auth.settings import AuthSettings
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
 from kioku.mcp import build_mcp
-from kioku.mcp.auth import KeyTokenVerifier, token_principal
+from kioku.mcp.auth import token_principal
+from kioku.mcp.consent import ConsentPage
+from kioku.mcp.oauth import CONSENT_PATH, SCOPES, KiokuOAuthProvider
 from kioku.runtime import Runtime
 from kioku.settings import Settings
 
@@ -52,17 +54,22 @@ def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
     if settings.dev:
         mcp = build_mcp(runtime)
     else:
+        # OAuth 2.1 (metadata, registration, PKCE, refresh, revocation) for MCP clients that
+        # expect it; API keys work as bearer tokens too (the provider checks both).
+        provider = KiokuOAuthProvider(runtime, settings.base_url)
         auth = AuthSettings(
             issuer_url=AnyHttpUrl(settings.base_url),
             resource_server_url=AnyHttpUrl(f"{settings.base_url}{MCP_PATH}"),
-            validate_token_resource=False,  # API keys are bound to a workspace, not a URL
+            validate_token_resource=False,  # grants are bound to a workspace, not a URL
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=SCOPES, default_scopes=SCOPES
+            ),
+            revocation_options=RevocationOptions(enabled=True),
         )
         mcp = build_mcp(
-            runtime,
-            principal_of=token_principal,
-            auth=auth,
-            token_verifier=KeyTokenVerifier(runtime),
+            runtime, principal_of=token_principal, auth=auth, auth_server_provider=provider
         )
+        mcp.custom_route(CONSENT_PATH, methods=["GET", "POST"])(ConsentPage(provider).handle)
     http = mcp.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,

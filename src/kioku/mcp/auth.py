@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -32,16 +33,23 @@ class KeyTokenVerifier:
             principal = await anyio.to_thread.run_sync(check)
         except UnauthorizedError:
             return None
-        claims = {
-            "workspace_id": principal.workspace_id,
-            "role": principal.role,
-            "context_ids": None
-            if principal.allowed_context_ids is None
-            else sorted(principal.allowed_context_ids),
-        }
         return AccessToken(
-            token=token, client_id=principal.key_id or "local", scopes=[], claims=claims
+            token=token,
+            client_id=principal.key_id or "local",
+            scopes=[],
+            claims=principal_claims(principal),
         )
+
+
+def principal_claims(principal: Principal) -> dict[str, Any]:
+    """What a verified token carries to the tools about its principal."""
+    allowed = principal.allowed_context_ids
+    return {
+        "workspace_id": principal.workspace_id,
+        "role": principal.role,
+        "context_ids": None if allowed is None else sorted(allowed),
+        "key_id": principal.key_id,
+    }
 
 
 def token_principal(ctx: Context) -> Principal:
@@ -55,6 +63,6 @@ def token_principal(ctx: Context) -> Principal:
         role=token.claims["role"],
         channel="mcp",
         allowed_context_ids=None if context_ids is None else frozenset(context_ids),
-        key_id=token.client_id,
+        key_id=token.claims.get("key_id"),
         scopes=frozenset(token.scopes) if token.scopes else None,
     )

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
@@ -60,6 +60,7 @@ def build_mcp(
     principal_of: PrincipalOf | None = None,
     auth: AuthSettings | None = None,
     token_verifier: TokenVerifier | None = None,
+    auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
 ) -> MCPServer[Any]:
     """The MCP server over a runtime, or over a function returning it (an app's runtime is
     opened by its lifespan, after the tools are built). ``principal_of`` says who calls a
@@ -79,4 +80,5 @@ def build_mcp(
         log_level="WARNING",
         auth=auth,
         token_verifier=token_verifier,
+        auth_server_provider=auth_server_provider,
     )

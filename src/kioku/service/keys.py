@@ -109,6 +109,18 @@ class KeyService:
             self._refuse(row, channel, "expired key")
         if row.last_used_at is None or now - row.last_used_at > _TOUCH_EVERY:
             self.store.touch_api_key(row.id, now)
+        return self._principal(row, channel)
+
+    def key_principal(self, workspace_id: str, key_id: str, channel: Channel) -> Principal | None:
+        """The principal of a key known by id (an OAuth grant's), if it still works."""
+        row = next((r for r in self.store.list_api_keys(workspace_id) if r.id == key_id), None)
+        if row is None or row.revoked_at is not None:
+            return None
+        if row.expires_at is not None and row.expires_at <= self.clock():
+            return None
+        return self._principal(row, channel)
+
+    def _principal(self, row: ApiKeyRow, channel: Channel) -> Principal:
         return Principal(
             workspace_id=row.workspace_id,
             role=row.role,  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ from kioku.storage.records import (
     MemoryRow,
     NewFeedback,
     NewMemory,
+    OAuthGrant,
     RankingSignals,
     ScoredId,
     StateRow,
@@ -70,6 +71,25 @@ class Store(Protocol):
     ) -> list[AuditEvent]:
         """Newest first; ``workspace_id=None`` lists the unattributed denials."""
         ...
+
+    # -- OAuth (hashes of secrets only)
+    def insert_oauth_client(
+        self, client_id: str, metadata: dict[str, Any], now: datetime
+    ) -> None: ...
+
+    def get_oauth_client(self, client_id: str) -> dict[str, Any] | None: ...
+
+    def insert_oauth_grants(self, grants: list[OAuthGrant]) -> None: ...
+
+    def get_oauth_grant(self, secret_hash: str) -> OAuthGrant | None: ...
+
+    def take_oauth_grant(self, secret_hash: str, kind: str, now: datetime) -> OAuthGrant | None:
+        """Read a one-time grant and revoke it in the same transaction."""
+        ...
+
+    def revoke_oauth_family(self, family: str, now: datetime) -> int: ...
+
+    def revoke_oauth_grant(self, secret_hash: str, now: datetime) -> bool: ...
 
     # -- contexts
     def insert_context(self, workspace_id: str, row: ContextRow) -> ContextRow:

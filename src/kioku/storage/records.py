@@ -240,6 +240,27 @@ class AuditEvent:
 
 
 @dataclass(frozen=True)
+class OAuthGrant:
+    """A consent ticket, code, access or refresh token (stored under the hash of its secret).
+
+    ``family`` ties together everything one consent produced, so a refresh token reused after
+    rotation (a sign of theft) revokes the whole family.
+    """
+
+    secret_hash: str
+    kind: str
+    client_id: str
+    workspace_id: str | None
+    key_id: str | None
+    scopes: list[str]
+    params: dict[str, Any]
+    family: str
+    expires_at: datetime
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class ScoredId:
     """One hit of a search leg, best first."""
 

@@ -35,6 +35,7 @@ from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.delivery import SQLiteDeliveryLane
 from kioku.storage.sqlite.feedback import SQLiteFeedbackLane
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
+from kioku.storage.sqlite.oauth import SQLiteOAuthLane
 from kioku.storage.sqlite.state import SQLiteStateLane
 from kioku.storage.sqlite.stats import SQLiteStatsLane
 from kioku.storage.sqlite.vectors import SQLiteVectorLane
@@ -62,6 +63,7 @@ class SQLiteStore(
     SQLiteStateLane,
     SQLiteStatsLane,
     SQLiteAccessLane,
+    SQLiteOAuthLane,
 ):
     """The embedded backend. One instance per process per database file."""
 

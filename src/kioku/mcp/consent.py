@@ -1,0 +1,131 @@
+"""The consent page of the OAuth flow: a person signs in by pasting an API key and allows (or
+denies) the client the scopes it asked for, at most what the key's role permits.
+
+No cookie is set, so there is no session to ride: the form is bound to a one-time, ten-minute
+ticket and carries the key itself, which a cross-site attacker does not have. Everything the
+client chose (its name, scopes) is escaped before it is shown.
+"""
+
+from __future__ import annotations
+
+import html
+import secrets
+from datetime import datetime
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from kioku.errors import UnauthorizedError
+from kioku.mcp.oauth import CODE_TTL, SCOPES, KiokuOAuthProvider
+from kioku.service.keys import hash_key
+from kioku.service.principal import SCOPE_PERMISSIONS, Principal
+from kioku.storage.records import OAuthGrant
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>kioku: allow {client}?</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 3rem auto">
+<h1>Allow {client} to use your kioku memory?</h1>
+<p>It asks for: <strong>{scopes}</strong>. It will act as the workspace and role of the API key
+you enter here, never beyond them.</p>
+{error}
+<form method="post">
+<input type="hidden" name="ticket" value="{ticket}">
+<label for="key">Your kioku API key</label><br>
+<input id="key" name="key" type="password" autocomplete="off" required size="50" autofocus>
+<p><button name="decision" value="allow">Allow</button>
+<button name="decision" value="deny" formnovalidate>Deny</button></p>
+</form></body></html>"""
+
+
+def granted_scopes(principal: Principal, asked: list[str]) -> list[str]:
+    """The scopes asked for (all, if none) that the key's role fully permits."""
+    wanted = asked or SCOPES
+    return [s for s in wanted if s in SCOPE_PERMISSIONS and all(
+        principal.can(p) for p in SCOPE_PERMISSIONS[s]
+    )]  # fmt: skip
+
+
+def with_query(uri: str, **params: str | None) -> str:
+    query = urlencode({k: v for k, v in params.items() if v is not None})
+    return f"{uri}{'&' if '?' in uri else '?'}{query}"
+
+
+class ConsentPage:
+    """``GET`` shows the form for a ticket; ``POST`` turns the decision into a code redirect."""
+
+    def __init__(self, provider: KiokuOAuthProvider) -> None:
+        self.provider = provider
+
+    async def handle(self, request: Request) -> Response:
+        if request.method == "POST":
+            return await self._decide(request)
+        return await self._show(request.query_params.get("ticket", ""))
+
+    async def _ticket(self, ticket: str) -> OAuthGrant | None:
+        grant = await self.provider.run_sync(
+            self.provider.runtime().store.get_oauth_grant, hash_key(ticket)
+        )
+        now: datetime = self.provider.now()
+        if grant is None or grant.kind != "consent" or grant.revoked_at or grant.expires_at <= now:
+            return None
+        return grant
+
+    async def _show(self, ticket: str, error: str = "", status: int = 200) -> Response:
+        grant = await self._ticket(ticket)
+        if grant is None:
+            return HTMLResponse("<p>This sign-in link has expired or was used.</p>", 400)
+        client = await self.provider.get_client(grant.client_id)
+        name = (client.client_name if client else None) or grant.client_id
+        page = _PAGE.format(
+            client=html.escape(name),
+            scopes=html.escape(", ".join(grant.scopes or SCOPES)),
+            ticket=html.escape(ticket),
+            error=f'<p role="alert" style="color:#b00">{html.escape(error)}</p>' if error else "",
+        )
+        return HTMLResponse(page, status, headers={"Cache-Control": "no-store"})
+
+    async def _decide(self, request: Request) -> Response:
+        form = await request.form()
+        ticket, key = str(form.get("ticket", "")), str(form.get("key", ""))
+        grant = await self._ticket(ticket)
+        if grant is None:
+            return HTMLResponse("<p>This sign-in link has expired or was used.</p>", 400)
+        redirect_uri, state = grant.params["redirect_uri"], grant.params.get("state")
+        if form.get("decision") != "allow":
+            await self._use_up(ticket)
+            return RedirectResponse(
+                with_query(redirect_uri, error="access_denied", state=state), 302
+            )
+        runtime = self.provider.runtime()
+        try:
+            principal = await self.provider.run_sync(runtime.keys.authenticate, key, "mcp")
+        except UnauthorizedError:
+            return await self._show(ticket, "That API key is not valid.", 401)
+        scopes = granted_scopes(principal, grant.scopes)
+        if not scopes:
+            return await self._show(ticket, "That key's role allows none of these scopes.", 403)
+        if await self._use_up(ticket) is None:  # someone else used the ticket meanwhile
+            return HTMLResponse("<p>This sign-in link has expired or was used.</p>", 400)
+        code = "kac_" + secrets.token_urlsafe(32)
+        now = self.provider.now()
+        await self.provider.run_sync(
+            runtime.store.insert_oauth_grants,
+            [OAuthGrant(
+                secret_hash=hash_key(code), kind="code", client_id=grant.client_id,
+                workspace_id=principal.workspace_id, key_id=principal.key_id, scopes=scopes,
+                params=grant.params, family=grant.family, expires_at=now + CODE_TTL,
+                created_at=now,
+            )],
+        )  # fmt: skip
+        return RedirectResponse(with_query(redirect_uri, code=code, state=state), 302)
+
+    async def _use_up(self, ticket: str) -> OAuthGrant | None:
+        taken = await self.provider.run_sync(
+            self.provider.runtime().store.take_oauth_grant,
+            hash_key(ticket),
+            "consent",
+            self.provider.now(),
+        )
+        return None if taken is None or taken.revoked_at is not None else taken
