@@ -30,8 +30,12 @@ def cli(data: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    data = tmp_path_factory.mktemp("secured")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("secured")
+
+
+@pytest.fixture(scope="module")
+def secured(data: Path) -> Iterator[tuple[str, dict[str, str]]]:
     keys = {
         role: json.loads(cli(data, "keys", "create", f"e2e-{role}", "--role", role, "--json"))[
             "key"
@@ -81,3 +85,14 @@ def test_mcp_needs_a_key_and_acts_as_its_owner(secured: tuple[str, dict[str, str
     assert not error and memory_id in text
     error, text = anyio.run(session, keys["tenant-b"], "get_memory", {"memory_id": memory_id})
     assert error and "not_found" in text
+
+
+def test_keys_never_reach_the_server_log(secured: tuple[str, dict[str, str]], data: Path) -> None:
+    base, keys = secured
+    for key in keys.values():  # used, refused, in headers of REST and MCP requests
+        httpx.get(f"{base}/api/v1/contexts", headers=bearer(key))
+        httpx.get(f"{base}/api/v1/contexts", headers=bearer(key + "x"))
+    log = (data / "serve.log").read_text()
+    assert "GET /api/v1/contexts" in log  # the log is being written...
+    for key in keys.values():
+        assert key not in log and key[10:] not in log  # ...and holds no key, not even in part
