@@ -153,11 +153,8 @@ def test_revocation_and_wrong_scope(server: tuple[str, dict[str, str], Path]) ->
     assert not error
     error, text = tool(base, token["access_token"], "remember", {"summary": "not allowed"})
     assert error and "forbidden" in text  # read scope: writes refused whatever the key's role
-    # mcp 2.3.0's revocation endpoint requires a client_secret field even for public clients
-    # (an empty one passes): sent explicitly here.
-    revoked = client.revoke_token(
-        meta["revocation_endpoint"], token=token["access_token"], body="client_secret="
-    )
+    # As RFC 7009 says a public client revokes: token + client_id, no secret.
+    revoked = client.revoke_token(meta["revocation_endpoint"], token=token["access_token"])
     assert revoked.status_code == 200, revoked.text
     assert status_of(base, token["access_token"]) == 401
 
