@@ -173,6 +173,16 @@ def test_a_viewer_key_cannot_grant_write_and_deny_is_honoured(
     assert "error=access_denied" in denied and "code=" not in denied
 
 
+def test_consent_tickets_and_codes_stay_out_of_the_access_log(
+    server: tuple[str, dict[str, str], Path],
+) -> None:
+    base, keys, data = server
+    authorize(base, keys["owner"], "memory:read")
+    log = (data / "serve.log").read_text()
+    assert "GET /oauth/consent?ticket=[redacted]" in log
+    assert "kct_" not in log and "kac_" not in log
+
+
 def test_revoking_the_key_ends_its_tokens(server: tuple[str, dict[str, str], Path]) -> None:
     base, keys, data = server
     meta = metadata(base)

@@ -35,6 +35,7 @@ def serve(
     import uvicorn
 
     from kioku.api import create_app
+    from kioku.api.logs import uvicorn_log_config
 
     if dev and not is_loopback(host):
         err_console.print(
@@ -56,4 +57,10 @@ def serve(
             "  API keys required (Authorization: Bearer kk_...); create one with "
             "`kioku keys create NAME --role owner`"
         )
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="info",
+        log_config=uvicorn_log_config(),
+    )
