@@ -9,6 +9,7 @@ import pytest
 
 from kioku.storage import open_store
 from kioku.storage.base import Store
+from tests.storage.postgres_server import postgres_server
 
 BACKENDS = ["sqlite"]
 
@@ -22,3 +23,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL 18 + pgvector server for the whole session: KIOKU_TEST_DATABASE_URL, or
+    a throwaway one started on first use and deleted at the end (see postgres_server.py)."""
+    with postgres_server() as url:
+        yield url

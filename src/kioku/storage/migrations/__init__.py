@@ -22,3 +22,14 @@ def upgrade_database(sqlalchemy_url: str) -> None:
             command.upgrade(config, "head")
     finally:
         engine.dispose()
+
+
+def run_for_dialect(statements: dict[str, list[str]]) -> None:
+    """Inside a migration: run the statements written for the connected backend's dialect."""
+    from alembic import op
+
+    dialect = op.get_bind().dialect.name
+    if dialect not in statements:
+        raise RuntimeError(f"kioku has no migration for the {dialect} backend")
+    for statement in statements[dialect]:
+        op.execute(statement)

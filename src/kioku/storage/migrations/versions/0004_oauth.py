@@ -8,6 +8,8 @@ Revises: 0003_keys_audit
 
 from alembic import op
 
+from kioku.storage.migrations import run_for_dialect
+
 revision = "0004_oauth"
 down_revision = "0003_keys_audit"
 branch_labels = None
@@ -44,12 +46,41 @@ SQLITE = [
 ]
 
 
+# PostgreSQL: the same tables (see 0001 for the type choices), with SQLite's keys: clients and
+# grants are found by client id and by secret hash before any workspace is known (and a
+# consent ticket has no workspace yet), so neither can be keyed by workspace_id.
+POSTGRES = [
+    """
+    CREATE TABLE oauth_clients (
+        client_id   text PRIMARY KEY,
+        metadata    jsonb NOT NULL,
+        created_at  timestamptz NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE oauth_grants (
+        secret_hash   text PRIMARY KEY CHECK (char_length(secret_hash) = 64),
+        kind          text NOT NULL CHECK (kind IN ('consent', 'code', 'access', 'refresh')),
+        client_id     text NOT NULL REFERENCES oauth_clients (client_id) ON DELETE CASCADE,
+        workspace_id  text REFERENCES workspaces (id) ON DELETE CASCADE,
+        key_id        text REFERENCES api_keys (id) ON DELETE CASCADE,
+        scopes        jsonb NOT NULL,
+        params        jsonb NOT NULL DEFAULT '{}',
+        family        text NOT NULL,
+        expires_at    timestamptz NOT NULL,
+        revoked_at    timestamptz,
+        created_at    timestamptz NOT NULL,
+        CHECK (kind = 'consent' OR (workspace_id IS NOT NULL AND key_id IS NOT NULL))
+    )
+    """,
+    "CREATE INDEX ix_oauth_grants_family ON oauth_grants (family)",
+]
+
+UPGRADES = {"sqlite": SQLITE, "postgresql": POSTGRES}
+
+
 def upgrade() -> None:
-    dialect = op.get_bind().dialect.name
-    if dialect != "sqlite":
-        raise RuntimeError(f"kioku has no migration for the {dialect} backend yet")
-    for statement in SQLITE:
-        op.execute(statement)
+    run_for_dialect(UPGRADES)
 
 
 def downgrade() -> None:

@@ -1,0 +1,328 @@
+"""The Alembic migrations on a real PostgreSQL 18 + pgvector: the schema SQLite gets, with the
+same constraints, cascades and append-only guards."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, LiteralString
+
+import psycopg
+import pytest
+from alembic import command
+from alembic.config import Config
+from psycopg import errors, sql
+from psycopg.types.json import Jsonb
+from sqlalchemy import create_engine, make_url
+
+from kioku.storage.migrations import MIGRATIONS_DIR, upgrade_database
+from tests.storage.postgres_server import scratch_database
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+KIOKU_TABLES = {
+    "workspaces", "contexts", "memories", "retrieval_feedback", "agent_states", "api_keys",
+    "audit_events", "oauth_clients", "oauth_grants",
+}  # fmt: skip
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+
+def sqlalchemy_url(url: str) -> str:
+    """The SQLAlchemy spelling of a ``postgresql://`` URL, on the psycopg 3 driver."""
+    return make_url(url).set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+
+
+def downgrade_database(url: str, revision: str) -> None:
+    """As ``upgrade_database``, the other way."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    engine = create_engine(sqlalchemy_url(url))
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, revision)
+    finally:
+        engine.dispose()
+
+
+def table_names(conn: Connection) -> set[str]:
+    rows = conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+    )
+    return {name for (name,) in rows}
+
+
+@pytest.fixture(scope="module")
+def database_url(postgres_url: str) -> Iterator[str]:
+    """One database for the module, migrated to head."""
+    with scratch_database(postgres_url) as url:
+        upgrade_database(sqlalchemy_url(url))
+        yield url
+
+
+@pytest.fixture
+def conn(database_url: str) -> Iterator[Connection]:
+    """A connection whose work is rolled back after the test (errors roll back a savepoint)."""
+    with (
+        psycopg.connect(database_url) as connection,
+        connection.transaction(force_rollback=True),
+    ):
+        yield connection
+
+
+def insert(conn: Connection, table: str, values: dict[str, object]) -> None:
+    conn.execute(
+        sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
+            sql.Identifier(table),
+            sql.SQL(", ").join(map(sql.Identifier, values)),
+            sql.SQL(", ").join(sql.Placeholder() * len(values)),
+        ),
+        list(values.values()),
+    )
+
+
+def add_workspace(conn: Connection) -> str:
+    workspace_id = str(uuid.uuid4())
+    insert(conn, "workspaces", {"id": workspace_id, "name": workspace_id[:8], "created_at": T0})
+    return workspace_id
+
+
+def add_context(conn: Connection, workspace_id: str) -> str:
+    context_id = str(uuid.uuid4())
+    insert(
+        conn,
+        "contexts",
+        {"id": context_id, "workspace_id": workspace_id, "name": context_id[:8],
+         "created_at": T0, "updated_at": T0},
+    )  # fmt: skip
+    return context_id
+
+
+def add_memory(conn: Connection, workspace_id: str, context_id: str, **overrides: object) -> str:
+    values: dict[str, object] = {
+        "id": str(uuid.uuid4()), "workspace_id": workspace_id, "context_id": context_id,
+        "summary": "the weather in Tokyo", "source_type": "api", "trust_tier": "trusted",
+        "created_at": T0, "updated_at": T0,
+    }  # fmt: skip
+    values.update(overrides)
+    insert(conn, "memories", values)
+    return str(values["id"])
+
+
+def add_feedback(conn: Connection, workspace_id: str, context_id: str, memory_id: str) -> str:
+    feedback_id = str(uuid.uuid4())
+    insert(
+        conn,
+        "retrieval_feedback",
+        {"id": feedback_id, "workspace_id": workspace_id, "context_id": context_id,
+         "memory_id": memory_id, "helpful": True, "actor": "tester", "channel": "api",
+         "created_at": T0},
+    )  # fmt: skip
+    return feedback_id
+
+
+def count(conn: Connection, query: LiteralString, *params: object) -> int:
+    row = conn.execute(query, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+# ---------------------------------------------------------------- schema
+
+
+def test_upgrade_creates_every_table_and_the_vector_extension(conn: Connection) -> None:
+    assert table_names(conn) == KIOKU_TABLES | {"alembic_version"}
+    assert count(conn, "SELECT count(*) FROM pg_extension WHERE extname = 'vector'") == 1
+
+
+def test_columns_and_nullability_mirror_sqlite(conn: Connection, tmp_path: Path) -> None:
+    upgrade_database(f"sqlite:///{tmp_path / 'mirror.db'}")
+    lite = sqlite3.connect(tmp_path / "mirror.db")
+    try:
+        expected = {
+            # A SQLite primary key column is NOT NULL in effect (and always on PostgreSQL).
+            (table, column, not (notnull or pk))
+            for table in KIOKU_TABLES
+            for _, column, _, notnull, _, pk in lite.execute(f"PRAGMA table_info({table})")
+        }
+    finally:
+        lite.close()
+    actual = {
+        (table, column, nullable == "YES")
+        for table, column, nullable in conn.execute(
+            "SELECT table_name, column_name, is_nullable FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND table_name <> 'alembic_version'"
+        )
+    }
+    # The one difference: the lexical index is a column here, an FTS5 table on SQLite.
+    assert actual - expected == {("memories", "lexical_tokens", False)}
+    assert expected - actual == set()
+
+
+def test_embeddings_of_any_dimension_and_lexical_tokens_are_stored(conn: Connection) -> None:
+    ws = add_workspace(conn)
+    small, large = add_context(conn, ws), add_context(conn, ws)
+    add_memory(conn, ws, small, embedding_status="ready", embedding="[0.6, 0.8]")
+    add_memory(conn, ws, large, embedding_status="ready", embedding="[1, 0, 0]")
+    conn.execute(
+        "UPDATE memories SET lexical_tokens = to_tsvector('simple', %s) WHERE context_id = %s",
+        ("東京 の 天気 weather", small),
+    )
+    assert count(conn, "SELECT count(*) FROM memories WHERE vector_dims(embedding) = 3") == 1
+    query = "SELECT count(*) FROM memories WHERE lexical_tokens @@ to_tsquery('simple', %s)"
+    assert count(conn, query, "天気 & weather") == 1
+
+
+# ---------------------------------------------------------------- constraints
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"delivery_mode": "sometimes"},
+        {"source_type": "email"},
+        {"trust_tier": "semi"},
+        {"embedding_status": "done"},
+        {"importance": 1.5},
+        {"summary": ""},
+        {"summary": "x" * 501},
+        {"tags": Jsonb({"not": "a list"})},
+        {"delivery_mode": "on_trigger"},  # without trigger_from
+        {"delivery_mode": "on_trigger", "trigger_from": T0, "trigger_until": T0},
+        {"embedding_status": "ready"},  # without an embedding
+        {"access_count": -1},
+    ],
+    ids=repr,
+)
+def test_checks_reject_a_bad_memory(conn: Connection, overrides: dict[str, object]) -> None:
+    ws = add_workspace(conn)
+    ctx = add_context(conn, ws)
+    with pytest.raises(errors.CheckViolation), conn.transaction():
+        add_memory(conn, ws, ctx, **overrides)
+    add_memory(conn, ws, ctx, delivery_mode="on_trigger", trigger_from=T0,
+               trigger_until=T0 + timedelta(days=1))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("table", "values"),
+    [
+        ("contexts", {"id": "c", "name": "n", "sleep_mode": "nap"}),
+        ("contexts", {"id": "c", "name": "n", "trust_tier": "semi"}),
+        ("api_keys", {"id": "k", "name": "n", "prefix": "p", "key_hash": "0" * 64,
+                      "role": "god", "created_by": "me"}),
+        ("api_keys", {"id": "k", "name": "n", "prefix": "p", "key_hash": "short",
+                      "role": "viewer", "created_by": "me"}),
+    ],
+    ids=repr,
+)  # fmt: skip
+def test_checks_reject_bad_values_in_other_tables(
+    conn: Connection, table: str, values: dict[str, object]
+) -> None:
+    ws = add_workspace(conn)
+    stamps = {"created_at": T0} if table == "api_keys" else {"created_at": T0, "updated_at": T0}
+    with pytest.raises(errors.CheckViolation), conn.transaction():
+        insert(conn, table, {**values, **stamps, "workspace_id": ws})
+
+
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [("contexts", "search_config"), ("agent_states", "value"), ("audit_events", "detail")],
+)
+def test_invalid_json_is_refused_by_the_column_type(
+    conn: Connection, table: str, column: str
+) -> None:
+    ws = add_workspace(conn)
+    values: dict[str, dict[str, object]] = {
+        "contexts": {"id": "c", "workspace_id": ws, "name": "n", "created_at": T0,
+                     "updated_at": T0},
+        "agent_states": {"workspace_id": ws, "context_id": add_context(conn, ws), "key": "k",
+                         "created_at": T0, "updated_at": T0},
+        "audit_events": {"at": T0, "actor": "a", "channel": "api", "action": "x",
+                         "outcome": "ok"},
+    }  # fmt: skip
+    # A plain str reaches PostgreSQL untyped and is parsed as the column's type.
+    with pytest.raises(errors.InvalidTextRepresentation), conn.transaction():
+        insert(conn, table, {**values[table], column: '{"unclosed": '})
+    insert(conn, table, {**values[table], column: '{"closed": true}'})
+
+
+def test_context_names_are_unique_per_workspace_only(conn: Connection) -> None:
+    ws, other = add_workspace(conn), add_workspace(conn)
+    row = {"id": "c1", "name": "notes", "created_at": T0, "updated_at": T0}
+    insert(conn, "contexts", {**row, "workspace_id": ws})
+    insert(conn, "contexts", {**row, "workspace_id": other})  # same id and name, other tenant
+    with pytest.raises(errors.UniqueViolation), conn.transaction():
+        insert(conn, "contexts", {**row, "id": "c2", "workspace_id": ws})
+
+
+def test_feedback_cannot_point_at_another_workspaces_memory(conn: Connection) -> None:
+    ws, other = add_workspace(conn), add_workspace(conn)
+    memory = add_memory(conn, ws, add_context(conn, ws))
+    with pytest.raises(errors.ForeignKeyViolation), conn.transaction():
+        add_feedback(conn, other, add_context(conn, other), memory)
+
+
+# ---------------------------------------------------------------- append-only lanes
+
+
+def test_feedback_refuses_update_delete_and_truncate(conn: Connection) -> None:
+    ws = add_workspace(conn)
+    ctx = add_context(conn, ws)
+    feedback = add_feedback(conn, ws, ctx, add_memory(conn, ws, ctx))
+    for statement in (
+        "UPDATE retrieval_feedback SET helpful = false WHERE id = %s",
+        "DELETE FROM retrieval_feedback WHERE id = %s",
+    ):
+        with pytest.raises(errors.RestrictViolation, match="append-only"), conn.transaction():
+            conn.execute(statement, (feedback,))
+    with pytest.raises(errors.RestrictViolation, match="append-only"), conn.transaction():
+        conn.execute("TRUNCATE retrieval_feedback")
+    assert count(conn, "SELECT count(*) FROM retrieval_feedback WHERE id = %s", feedback) == 1
+
+
+def test_purging_a_memory_or_its_context_takes_its_feedback(conn: Connection) -> None:
+    ws = add_workspace(conn)
+    ctx = add_context(conn, ws)
+    purged, kept = add_memory(conn, ws, ctx), add_memory(conn, ws, ctx)
+    add_feedback(conn, ws, ctx, purged)
+    add_feedback(conn, ws, ctx, kept)
+    conn.execute("DELETE FROM memories WHERE workspace_id = %s AND id = %s", (ws, purged))
+    assert count(conn, "SELECT count(*) FROM retrieval_feedback WHERE memory_id = %s", purged) == 0
+    assert count(conn, "SELECT count(*) FROM retrieval_feedback WHERE memory_id = %s", kept) == 1
+    conn.execute("DELETE FROM contexts WHERE workspace_id = %s AND id = %s", (ws, ctx))
+    assert count(conn, "SELECT count(*) FROM retrieval_feedback WHERE workspace_id = %s", ws) == 0
+
+
+def test_audit_events_refuse_update_delete_and_truncate(conn: Connection) -> None:
+    with pytest.raises(errors.CheckViolation), conn.transaction():
+        insert(conn, "audit_events", {"at": T0, "actor": "a", "channel": "api",
+                                      "action": "recall", "outcome": "maybe"})  # fmt: skip
+    insert(conn, "audit_events", {"at": T0, "actor": "a", "channel": "api", "action": "recall",
+                                  "outcome": "ok", "detail": Jsonb({"n": 1})})  # fmt: skip
+    for statement in (
+        "UPDATE audit_events SET outcome = 'denied'",
+        "DELETE FROM audit_events",
+        "TRUNCATE audit_events",
+    ):
+        with pytest.raises(errors.RestrictViolation, match="append-only"), conn.transaction():
+            conn.execute(statement)
+    assert count(conn, "SELECT count(*) FROM audit_events") == 1
+
+
+# ---------------------------------------------------------------- downgrade
+
+
+def test_downgrade_to_base_and_upgrade_again(postgres_url: str) -> None:
+    with scratch_database(postgres_url) as url:
+        upgrade_database(sqlalchemy_url(url))
+        downgrade_database(url, "base")
+        with psycopg.connect(url) as conn:
+            assert table_names(conn) == {"alembic_version"}
+            functions = "SELECT count(*) FROM pg_proc WHERE proname LIKE %s"
+            assert count(conn, functions, "%append_only") == 0
+        upgrade_database(sqlalchemy_url(url))
+        with psycopg.connect(url) as conn:
+            assert table_names(conn) == KIOKU_TABLES | {"alembic_version"}
