@@ -157,8 +157,11 @@ def test_columns_and_nullability_mirror_sqlite(conn: Connection, tmp_path: Path)
             "WHERE table_schema = 'public' AND table_name <> 'alembic_version'"
         )
     }
-    # The one difference: the lexical index is a column here, an FTS5 table on SQLite.
-    assert actual - expected == {("memories", "lexical_tokens", False)}
+    # The one difference: the lexical index is columns here, an FTS5 table on SQLite.
+    assert actual - expected == {
+        ("memories", "lexical_tokens", False),
+        ("memories", "lexical_length", False),
+    }
     assert expected - actual == set()
 
 

@@ -21,8 +21,14 @@ def open_store(url: str) -> Store:
         from kioku.storage.sqlite import SQLiteStore
 
         return SQLiteStore(sqlite_path(url))
+    if url.startswith(("postgresql:", "postgresql+psycopg:", "postgres:")):
+        # Imported lazily: psycopg is only needed by deployments that use PostgreSQL.
+        from kioku.storage.postgres import PostgresStore
+
+        return PostgresStore(url)
     raise ValueError(
-        f"unsupported database URL {url.split(':', 1)[0]!r}: kioku supports sqlite:///path"
+        f"unsupported database URL {url.split(':', 1)[0]!r}: kioku supports sqlite:///path "
+        "and postgresql://user@host/db"
     )
 
 

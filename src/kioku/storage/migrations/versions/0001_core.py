@@ -140,8 +140,10 @@ POSTGRES = [
     # model. An HNSW index needs a fixed dimension, so it is not built here; a later step adds
     # one partial index per dimension in use (on embedding::vector(n)).
     # lexical_tokens holds kioku's own tokens (NFKC, Sudachi, stemming all happen in kioku),
-    # written by the store with to_tsvector('simple', ...): `simple` only lower-cases, with no
-    # stemming or stop words of its own. Being a column of the row, it needs no delete trigger.
+    # written by the store as a tsvector literal (::tsvector keeps every lexeme verbatim; its
+    # positions carry the term counts), and lexical_length the number of tokens: BM25's
+    # document length (see storage/postgres/search.py). Being columns of the row, they need
+    # no delete trigger.
     """
     CREATE TABLE memories (
         seq               bigint GENERATED ALWAYS AS IDENTITY,
@@ -167,6 +169,7 @@ POSTGRES = [
         embedding         vector,
         embedding_model   text,
         lexical_tokens    tsvector NOT NULL DEFAULT ''::tsvector,
+        lexical_length    integer NOT NULL DEFAULT 0 CHECK (lexical_length >= 0),
         access_count      bigint NOT NULL DEFAULT 0 CHECK (access_count >= 0),
         last_accessed_at  timestamptz,
         superseded_by     text,

@@ -1,0 +1,5 @@
+"""The PostgreSQL backend (psycopg 3, a connection pool, pgvector, tsvector BM25)."""
+
+from kioku.storage.postgres.store import PostgresStore
+
+__all__ = ["PostgresStore"]

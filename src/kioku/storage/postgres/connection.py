@@ -1,0 +1,63 @@
+"""PostgreSQL connections: a ``psycopg_pool.ConnectionPool``, one transaction per block."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from psycopg import Connection
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import ConnectionPool
+
+_SCHEMES = ("postgresql+psycopg://", "postgresql://", "postgres://")
+
+
+def is_postgres_url(url: str) -> bool:
+    """True for the URL forms ``open_store`` sends to the PostgreSQL backend."""
+    return url.startswith(_SCHEMES)
+
+
+def libpq_url(url: str) -> str:
+    """The URL as libpq (psycopg) reads it: plain ``postgresql://``."""
+    for scheme in _SCHEMES:
+        if url.startswith(scheme):
+            return "postgresql://" + url[len(scheme) :]
+    raise ValueError(f"not a PostgreSQL URL: {url!r}")
+
+
+def sqlalchemy_url(url: str) -> str:
+    """The URL as SQLAlchemy (the migrations) reads it: the ``postgresql+psycopg`` driver."""
+    return "postgresql+psycopg://" + libpq_url(url)[len("postgresql://") :]
+
+
+class PostgresDatabase:
+    """Owns the pool. Every block of work borrows one connection for one transaction."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+        kwargs: dict[str, Any] = {
+            "row_factory": dict_row,
+            # Timestamps come back in UTC whatever the server's or role's TimeZone says.
+            "options": "-c TimeZone=UTC",
+        }
+        self.pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
+            libpq_url(url),
+            min_size=min_size,
+            max_size=max_size,
+            kwargs=kwargs,
+            connection_class=Connection[DictRow],
+            open=True,
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection[DictRow]]:
+        """One transaction: committed when the block ends, rolled back if it raises.
+
+        Used for reads too: several statements in one block then see one snapshot's worth of
+        committed work (READ COMMITTED per statement, as the SQLite read path is close enough).
+        """
+        with self.pool.connection() as conn:
+            yield conn
+
+    def close(self) -> None:
+        self.pool.close()

@@ -1,0 +1,137 @@
+"""The two search legs on PostgreSQL: BM25 over ``tsvector`` tokens, and pgvector cosine.
+
+Lexical leg (BM25, k1 = 1.2, b = 0.75). Each memory stores kioku's own tokens verbatim in
+``lexical_tokens`` (a tsvector whose positions only count occurrences: see
+``codec.encode_tokens``) and its length in tokens in ``lexical_length``. For a query:
+
+* the corpus is the live memories (``deleted_at IS NULL``) of the workspace and the given
+  contexts: N = their number, avgdl = their mean ``lexical_length``, and for each distinct
+  query term df = how many of them contain it (each a GIN index lookup);
+* idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), the Lucene form, never negative;
+* the candidates are the memories passing the filter whose tokens match the OR of the terms
+  (the GIN index again); each scores
+  sum over matched terms of idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)),
+  with tf = occurrences of t in the memory and dl = its ``lexical_length``.
+
+Higher is better, ties broken by id, as on SQLite. The statistics are the tenant's and the
+searched contexts' own (SQLite's FTS5 counts over the whole file), so another tenant's data
+never moves a score. N and avgdl cost one pass over the scope's index entries per search; a
+per-context running total is the next step if that shows up in ``kioku bench``.
+
+Vector leg: exact cosine search (``<=>``) among the live, embedded memories of the contexts
+whose recorded dimension matches the query's; score = 1 - distance. No ANN index yet: the
+column has no fixed dimension, so an HNSW index per dimension in use comes later.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from kioku.storage.postgres.codec import encode_tsquery, encode_vector, lexeme
+from kioku.storage.postgres.connection import PostgresDatabase
+from kioku.storage.postgres.filters import filter_sql
+from kioku.storage.records import MemoryFilter, ScoredId
+
+K1 = 1.2
+B = 0.75
+
+
+def idf(n: int, df: int) -> float:
+    """BM25 inverse document frequency (Lucene's form: positive for any df <= n)."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+class PostgresSearchLane:
+    """Mixed into ``PostgresStore``: ``lexical_search`` and ``vector_search``."""
+
+    db: PostgresDatabase
+
+    def lexical_search(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        tokens: Sequence[str],
+        flt: MemoryFilter,
+        limit: int,
+    ) -> list[ScoredId]:
+        terms = sorted({lexeme(token) for token in tokens if token})
+        if not terms or not context_ids or limit <= 0:
+            return []
+        scope = (workspace_id, list(context_ids))
+        where, params = filter_sql(workspace_id, context_ids, flt)
+        with self.db.transaction() as conn:
+            corpus = conn.execute(
+                "SELECT count(*) AS n, coalesce(avg(lexical_length), 0)::float8 AS avgdl "
+                "FROM memories WHERE workspace_id = %s AND context_id = ANY(%s) "
+                "AND deleted_at IS NULL",
+                scope,
+            ).fetchone()
+            dfs = conn.execute(
+                "SELECT t.term, (SELECT count(*) FROM memories m WHERE m.workspace_id = %s "
+                "AND m.context_id = ANY(%s) AND m.deleted_at IS NULL "
+                "AND m.lexical_tokens @@ t.query) AS df "
+                "FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)",
+                (*scope, terms, [encode_tsquery([term]) for term in terms]),
+            ).fetchall()
+            assert corpus is not None
+            n, avgdl = corpus["n"], corpus["avgdl"]
+            # A deleted memory searched with include_deleted may hold a term no live one has:
+            # df counts at least the memory itself, so its idf stays finite and positive.
+            weights = [idf(max(n, 1), min(max(row["df"], 1), max(n, 1))) for row in dfs]
+            rows = conn.execute(
+                "SELECT m.id, sum(t.idf * u.tf * %s / (u.tf + %s * (1 - %s + %s * "
+                "m.lexical_length / %s))) AS score "
+                "FROM memories m "
+                "CROSS JOIN LATERAL (SELECT lexeme, greatest(cardinality(positions), 1) AS tf "
+                "FROM unnest(m.lexical_tokens)) u "
+                "JOIN unnest(%s::text[], %s::float8[]) AS t(term, idf) ON t.term = u.lexeme "
+                f"WHERE {where} AND m.lexical_tokens @@ %s::tsquery "
+                'GROUP BY m.id ORDER BY score DESC, m.id COLLATE "C" LIMIT %s',
+                (
+                    K1 + 1, K1, B, B, avgdl if avgdl > 0 else 1.0,
+                    [row["term"] for row in dfs], weights,
+                    *params, encode_tsquery(terms), limit,
+                ),
+            ).fetchall()  # fmt: skip
+        return [ScoredId(row["id"], float(row["score"])) for row in rows]
+
+    def vector_search(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        query: np.ndarray,
+        flt: MemoryFilter,
+        limit: int,
+    ) -> list[ScoredId]:
+        if not context_ids or limit <= 0:
+            return []
+        where, params = filter_sql(workspace_id, context_ids, flt)
+        if not flt.is_narrowing:
+            # SQLite's index holds every live embedded memory, superseded ones included, and
+            # only a narrowing filter restricts it: the same rows are searched here.
+            where = "m.workspace_id = %s AND m.context_id = ANY(%s)"
+            params = params[:2]
+        with self.db.transaction() as conn:
+            # Only contexts embedded at the query's dimension: <=> refuses mixed dimensions.
+            same_dim = [
+                row["id"]
+                for row in conn.execute(
+                    "SELECT id FROM contexts WHERE workspace_id = %s AND id = ANY(%s) "
+                    "AND embedding_dim = %s",
+                    (workspace_id, list(context_ids), int(query.shape[0])),
+                )
+            ]
+            if not same_dim:
+                return []
+            vector = encode_vector(query)
+            rows = conn.execute(
+                "SELECT m.id, 1 - (m.embedding <=> %s::vector) AS score FROM memories m "
+                f"WHERE {where} AND m.context_id = ANY(%s) AND m.deleted_at IS NULL "
+                "AND m.embedding_status = 'ready' "
+                'ORDER BY m.embedding <=> %s::vector, m.id COLLATE "C" LIMIT %s',
+                (vector, *params, same_dim, vector, limit),
+            ).fetchall()
+        return [ScoredId(row["id"], float(row["score"])) for row in rows]

@@ -1,0 +1,347 @@
+"""``PostgresStore``: the ``Store`` protocol on PostgreSQL (psycopg 3 pool, pgvector, tsvector).
+
+Semantics mirror ``SQLiteStore`` exactly (the contract suite in tests/storage defines them).
+Text that SQLite orders with its BINARY collation is ordered ``COLLATE "C"`` here (code point
+order), so ids, names and keys sort the same whatever the database's default collation is.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, LiteralString, cast
+
+from psycopg import errors
+from psycopg.types.json import Jsonb
+
+from kioku.errors import ConflictError
+from kioku.storage.migrations import upgrade_database
+from kioku.storage.postgres.access import PostgresAccessLane
+from kioku.storage.postgres.codec import (
+    MEMORY_COLUMNS,
+    context_from_row,
+    encode_tokens,
+    memory_from_row,
+)
+from kioku.storage.postgres.connection import PostgresDatabase, libpq_url, sqlalchemy_url
+from kioku.storage.postgres.delivery import PostgresDeliveryLane
+from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
+from kioku.storage.postgres.feedback import PostgresFeedbackLane
+from kioku.storage.postgres.filters import filter_sql
+from kioku.storage.postgres.oauth import PostgresOAuthLane
+from kioku.storage.postgres.search import PostgresSearchLane
+from kioku.storage.postgres.state import PostgresStateLane
+from kioku.storage.postgres.stats import PostgresStatsLane
+from kioku.storage.records import (
+    ContextRow,
+    MemoryChanges,
+    MemoryFilter,
+    MemoryRow,
+    NewMemory,
+    RankingSignals,
+    WorkspaceRow,
+)
+
+_CONTEXT_COLUMNS = {"name", "description", "trust_tier", "sleep_mode", "search_config"}
+_MEMORY_COLUMNS = {
+    "summary", "content", "type", "tags", "importance", "delivery_mode",
+    "trigger_from", "trigger_until", "source_uri", "instruction_like",
+}  # fmt: skip
+
+
+def _encode_value(column: str, value: Any) -> Any:
+    return Jsonb(value) if column in ("tags", "search_config") else value
+
+
+def _column(name: str) -> LiteralString:
+    # Only names checked against _CONTEXT_COLUMNS / _MEMORY_COLUMNS reach here: safe to splice.
+    return cast(LiteralString, name)
+
+
+def _conflict(name: object) -> ConflictError:
+    return ConflictError(f"a context named {name!r} already exists", field="name")
+
+
+class PostgresStore(
+    PostgresSearchLane,
+    PostgresEmbeddingLane,
+    PostgresDeliveryLane,
+    PostgresFeedbackLane,
+    PostgresStateLane,
+    PostgresStatsLane,
+    PostgresAccessLane,
+    PostgresOAuthLane,
+):
+    """The server backend. Safe to share between threads (the pool hands out connections)."""
+
+    def __init__(self, url: str, *, max_connections: int = 10) -> None:
+        self.url = libpq_url(url)
+        upgrade_database(sqlalchemy_url(url))
+        self.db = PostgresDatabase(self.url, max_size=max_connections)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------ workspaces
+
+    def ensure_workspace(self, name: str) -> WorkspaceRow:
+        with self.db.transaction() as conn:
+            # ON CONFLICT: two first-time callers racing both get the one row.
+            conn.execute(
+                "INSERT INTO workspaces (id, name, created_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT (name) DO NOTHING",
+                (str(uuid.uuid4()), name, datetime.now(UTC)),
+            )
+            row = conn.execute(
+                "SELECT id, name, created_at FROM workspaces WHERE name = %s", (name,)
+            ).fetchone()
+        assert row is not None
+        return WorkspaceRow(row["id"], row["name"], row["created_at"])
+
+    # ------------------------------------------------------------ contexts
+
+    def insert_context(self, workspace_id: str, row: ContextRow) -> ContextRow:
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO contexts (id, workspace_id, name, description, trust_tier, "
+                    "sleep_mode, search_config, created_at, updated_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        row.id, workspace_id, row.name, row.description, row.trust_tier,
+                        row.sleep_mode, Jsonb(row.search_config), row.created_at,
+                        row.updated_at,
+                    ),
+                )  # fmt: skip
+        except errors.UniqueViolation as exc:
+            raise _conflict(row.name) from exc
+        created = self.get_context(workspace_id, row.id)
+        assert created is not None
+        return created
+
+    def _context_query(
+        self, where: LiteralString, params: Sequence[Any], *, with_count: bool = False
+    ) -> list[ContextRow]:
+        count = (
+            "(SELECT count(*) FROM memories m WHERE m.workspace_id = c.workspace_id "
+            "AND m.context_id = c.id AND m.deleted_at IS NULL)"
+            if with_count
+            else "NULL::bigint"
+        )
+        with self.db.transaction() as conn:
+            rows = conn.execute(
+                f"SELECT c.*, {count} AS memory_count FROM contexts c WHERE {where} "
+                'ORDER BY c.name COLLATE "C"',
+                params,
+            ).fetchall()
+        return [context_from_row(row, row["memory_count"]) for row in rows]
+
+    def get_context(self, workspace_id: str, context_id: str) -> ContextRow | None:
+        rows = self._context_query("c.workspace_id = %s AND c.id = %s", (workspace_id, context_id))
+        return rows[0] if rows else None
+
+    def get_context_by_name(self, workspace_id: str, name: str) -> ContextRow | None:
+        rows = self._context_query("c.workspace_id = %s AND c.name = %s", (workspace_id, name))
+        return rows[0] if rows else None
+
+    def list_contexts(self, workspace_id: str) -> list[ContextRow]:
+        return self._context_query("c.workspace_id = %s", (workspace_id,), with_count=True)
+
+    def update_context(
+        self, workspace_id: str, context_id: str, values: dict[str, Any], now: datetime
+    ) -> ContextRow | None:
+        unknown = set(values) - _CONTEXT_COLUMNS
+        if unknown:
+            raise ValueError(f"not context columns: {sorted(unknown)}")
+        if values:
+            sets = ", ".join(f"{_column(column)} = %s" for column in values)
+            params = [_encode_value(c, v) for c, v in values.items()]
+            try:
+                with self.db.transaction() as conn:
+                    conn.execute(
+                        f"UPDATE contexts SET {sets}, updated_at = %s "
+                        "WHERE workspace_id = %s AND id = %s",
+                        (*params, now, workspace_id, context_id),
+                    )
+                    if "trust_tier" in values:
+                        # A memory's tier follows its context (connector/sleep taint stays).
+                        conn.execute(
+                            "UPDATE memories SET trust_tier = CASE WHEN source_type = "
+                            "'connector' THEN 'external' ELSE %s END "
+                            "WHERE workspace_id = %s AND context_id = %s",
+                            (values["trust_tier"], workspace_id, context_id),
+                        )
+            except errors.UniqueViolation as exc:
+                raise _conflict(values.get("name")) from exc
+        return self.get_context(workspace_id, context_id)
+
+    def delete_context(self, workspace_id: str, context_id: str) -> bool:
+        with self.db.transaction() as conn:
+            cursor = conn.execute(
+                "DELETE FROM contexts WHERE workspace_id = %s AND id = %s",
+                (workspace_id, context_id),
+            )
+            return bool(cursor.rowcount)
+
+    # ------------------------------------------------------------ memories
+
+    def insert_memories(self, workspace_id: str, rows: Sequence[NewMemory]) -> None:
+        params = []
+        for row in rows:
+            tokens, length = encode_tokens(row.lexical_tokens)
+            params.append(
+                (
+                    row.id, workspace_id, row.context_id, row.summary, row.content, row.type,
+                    Jsonb(row.tags), row.importance, row.delivery_mode, row.trigger_from,
+                    row.trigger_until, row.source_type, row.source_uri, row.trust_tier,
+                    row.created_at, row.created_at, row.instruction_like, tokens, length,
+                )
+            )  # fmt: skip
+        if not params:
+            return
+        # One transaction: executemany either lands every row or (on any error) none.
+        with self.db.transaction() as conn, conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
+                "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
+                "source_uri, trust_tier, created_at, updated_at, instruction_like, "
+                "lexical_tokens, lexical_length) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s::tsvector, %s)",
+                params,
+            )
+
+    def get_memory(self, workspace_id: str, memory_id: str) -> MemoryRow | None:
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s AND id = %s",
+                (workspace_id, memory_id),
+            ).fetchone()
+        return None if row is None else memory_from_row(row)
+
+    def get_memories(self, workspace_id: str, memory_ids: Sequence[str]) -> dict[str, MemoryRow]:
+        with self.db.transaction() as conn:
+            rows = conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s AND id = ANY(%s)",
+                (workspace_id, list(memory_ids)),
+            ).fetchall()
+        return {row["id"]: memory_from_row(row) for row in rows}
+
+    def ranking_signals(
+        self, workspace_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, RankingSignals]:
+        with self.db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT m.id, m.importance, m.created_at, m.access_count, "
+                "coalesce(v.helpful, 0) AS helpful, coalesce(v.unhelpful, 0) AS unhelpful "
+                "FROM memories m LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE f.helpful) "
+                "AS helpful, count(*) FILTER (WHERE NOT f.helpful) AS unhelpful "
+                "FROM retrieval_feedback f WHERE f.workspace_id = m.workspace_id "
+                "AND f.memory_id = m.id) v ON true "
+                "WHERE m.workspace_id = %s AND m.id = ANY(%s)",
+                (workspace_id, list(memory_ids)),
+            ).fetchall()
+        return {
+            r["id"]: RankingSignals(
+                r["importance"], r["created_at"], r["access_count"], r["helpful"], r["unhelpful"]
+            )
+            for r in rows
+        }
+
+    def update_memory(
+        self, workspace_id: str, memory_id: str, changes: MemoryChanges, now: datetime
+    ) -> MemoryRow | None:
+        unknown = set(changes.values) - _MEMORY_COLUMNS
+        if unknown:
+            raise ValueError(f"not updatable memory columns: {sorted(unknown)}")
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                "SELECT context_id, embedding_status FROM memories "
+                "WHERE workspace_id = %s AND id = %s FOR UPDATE",
+                (workspace_id, memory_id),
+            ).fetchone()
+            if row is None:
+                return None
+            sets: list[LiteralString] = [f"{_column(c)} = %s" for c in changes.values]
+            params = [_encode_value(c, v) for c, v in changes.values.items()]
+            if changes.lexical_tokens is not None:
+                sets.extend(["lexical_tokens = %s::tsvector", "lexical_length = %s"])
+                params += list(encode_tokens(changes.lexical_tokens))
+            if changes.text_changed:
+                sets.extend(
+                    ["embedding = NULL", "embedding_model = NULL", "embedding_status = 'pending'"]
+                )
+            conn.execute(
+                f"UPDATE memories SET {', '.join([*sets, 'updated_at = %s'])} "
+                "WHERE workspace_id = %s AND id = %s",
+                (*params, now, workspace_id, memory_id),
+            )
+            if changes.text_changed and row["embedding_status"] == "ready":
+                self._bump_generation(conn, workspace_id, row["context_id"])
+        return self.get_memory(workspace_id, memory_id)
+
+    def soft_delete_memory(self, workspace_id: str, memory_id: str, now: datetime) -> bool:
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                "UPDATE memories SET deleted_at = %s, updated_at = %s "
+                "WHERE workspace_id = %s AND id = %s AND deleted_at IS NULL "
+                "RETURNING context_id, embedding_status",
+                (now, now, workspace_id, memory_id),
+            ).fetchone()
+            if row is None:
+                return False
+            if row["embedding_status"] == "ready":
+                self._bump_generation(conn, workspace_id, row["context_id"])
+        return True
+
+    def purge_memory(self, workspace_id: str, memory_id: str) -> bool:
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                "DELETE FROM memories WHERE workspace_id = %s AND id = %s "
+                "RETURNING context_id, embedding_status, deleted_at",
+                (workspace_id, memory_id),
+            ).fetchone()
+            if row is None:
+                return False
+            if row["embedding_status"] == "ready" and row["deleted_at"] is None:
+                self._bump_generation(conn, workspace_id, row["context_id"])
+        return True
+
+    def record_access(self, workspace_id: str, memory_id: str, now: datetime) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = %s "
+                "WHERE workspace_id = %s AND id = %s",
+                (now, workspace_id, memory_id),
+            )
+
+    def list_memories(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        flt: MemoryFilter,
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[MemoryRow]:
+        where, params = filter_sql(workspace_id, context_ids, flt)
+        if after is not None:
+            where += ' AND (m.created_at, m.id COLLATE "C") < (%s, %s)'
+            params.extend(after)
+        with self.db.transaction() as conn:
+            rows = conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} "
+                'ORDER BY m.created_at DESC, m.id COLLATE "C" DESC LIMIT %s',
+                (*params, limit),
+            ).fetchall()
+        return [memory_from_row(row) for row in rows]
+
+    def count_memories(self, workspace_id: str, context_id: str) -> int:
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                "SELECT count(*) AS n FROM memories WHERE workspace_id = %s AND context_id = %s "
+                "AND deleted_at IS NULL",
+                (workspace_id, context_id),
+            ).fetchone()
+        assert row is not None
+        return row["n"]

@@ -1,0 +1,147 @@
+"""The lanes the core contract leaves out (state, feedback, keys and audit, OAuth, stats),
+run on every backend through the ``Store`` protocol, so PostgreSQL matches SQLite there too."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import timedelta
+
+from kioku.storage.base import Store
+from kioku.storage.records import ApiKeyRow, AuditEvent, NewFeedback, OAuthGrant
+from tests.storage.test_contract import T0, new_context, new_memory
+
+HOUR = timedelta(hours=1)
+
+
+def _feedback(ctx_id: str, memory_id: str, helpful: bool) -> NewFeedback:
+    return NewFeedback(
+        id=str(uuid.uuid4()), context_id=ctx_id, memory_id=memory_id, helpful=helpful,
+        query="q", note=None, actor="agent", channel="api", created_at=T0,
+    )  # fmt: skip
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_state_upsert_ttl_listing_and_sweep(store: Store) -> None:
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "notes")
+    first = store.set_state(ws, ctx.id, "b", '{"n": 1}', T0 + HOUR, T0)
+    again = store.set_state(ws, ctx.id, "b", '{"n": 2}', None, T0 + timedelta(minutes=5))
+    assert again.created_at == first.created_at and json.loads(again.value) == {"n": 2}
+    store.set_state(ws, ctx.id, "a", "1", T0 + HOUR, T0)
+    store.set_state(ws, ctx.id, "c", '"x"', None, T0)
+    assert [r.key for r in store.list_state(ws, ctx.id, T0, None, 10)] == ["a", "b", "c"]
+    assert [r.key for r in store.list_state(ws, ctx.id, T0, "a", 1)] == ["b"]
+    later = T0 + 2 * HOUR
+    assert store.get_state(ws, ctx.id, "a", later) is None  # expired is absent
+    assert store.count_state(ws, ctx.id, later) == 2
+    assert store.delete_state(ws, ctx.id, "a", later) is False  # expired: "not found"
+    reborn = store.set_state(ws, ctx.id, "a", "2", None, later)
+    assert reborn.created_at == later  # an expired key starts a new life
+    store.set_state(ws, ctx.id, "d", "3", T0 + HOUR, T0)
+    assert store.sweep_state(ws, ctx.id, later) == 1
+    assert store.delete_state(ws, ctx.id, "c", later) is True
+    assert store.get_state(ws, ctx.id, "c", later) is None
+
+
+def test_feedback_appends_only_for_live_memories_and_feeds_signals(store: Store) -> None:
+    ws = store.ensure_workspace("alpha").id
+    other_ws = store.ensure_workspace("beta").id
+    ctx = new_context(store, ws, "notes")
+    row = new_memory(ctx.id, "a")
+    store.insert_memories(ws, [row])
+    events = [store.insert_feedback(ws, _feedback(ctx.id, row.id, h)) for h in (True, True, False)]
+    assert all(e is not None for e in events)
+    assert store.insert_feedback(other_ws, _feedback(ctx.id, row.id, True)) is None
+    listed = store.list_feedback(ws, ctx.id, row.id, None, 2)
+    assert [e.seq for e in listed] == sorted((e.seq for e in events if e), reverse=True)[:2]
+    older = store.list_feedback(ws, ctx.id, None, listed[-1].seq, 10)
+    assert len(older) == 1 and older[0].helpful is True
+    signals = store.ranking_signals(ws, [row.id])[row.id]
+    assert (signals.helpful, signals.unhelpful, signals.importance) == (2, 1, 0.5)
+    counts = store.context_counts(ws, ctx.id, T0)
+    assert (counts.live, counts.helpful, counts.unhelpful) == (1, 2, 1)
+    assert counts.embedding == {"ready": 0, "pending": 1, "failed": 0}
+    store.soft_delete_memory(ws, row.id, T0)
+    assert store.insert_feedback(ws, _feedback(ctx.id, row.id, True)) is None
+    assert store.purge_memory(ws, row.id)  # the cascade takes its feedback
+    assert store.list_feedback(ws, ctx.id, None, None, 10) == []
+
+
+def test_api_keys_and_audit_log(store: Store) -> None:
+    ws = store.ensure_workspace("alpha").id
+    key = ApiKeyRow(
+        id="k1", workspace_id=ws, name="ci", prefix="kk_ab", key_hash=_hash("secret"),
+        role="member", context_ids=["c1"], created_by="owner", created_at=T0,
+        expires_at=None, revoked_at=None, last_used_at=None,
+    )  # fmt: skip
+    store.insert_api_key(key)
+    assert store.find_api_key(_hash("secret")) == key
+    store.touch_api_key("k1", T0 + HOUR)
+    assert store.revoke_api_key(ws, "k1", T0 + HOUR) is True
+    assert store.revoke_api_key(ws, "k1", T0 + HOUR) is False
+    [listed] = store.list_api_keys(ws)
+    assert (listed.last_used_at, listed.revoked_at) == (T0 + HOUR, T0 + HOUR)
+    for i in range(3):
+        store.append_audit(AuditEvent(ws, T0, "owner", "api", "remember", "ok", detail={"i": i}))
+    store.append_audit(AuditEvent(None, T0, "anon", "api", "auth", "denied"))
+    newest = store.list_audit(ws, None, 2)
+    assert [e.detail["i"] for e in newest] == [2, 1]
+    assert [e.detail["i"] for e in store.list_audit(ws, newest[-1].seq, 10)] == [0]
+    assert [e.actor for e in store.list_audit(None, None, 10)] == ["anon"]
+    assert [w.name for w in store.list_workspaces()] == ["alpha"]
+    assert store.get_workspace_by_name("alpha") is not None
+    assert store.get_workspace_by_name("nope") is None
+
+
+def test_oauth_grants_are_taken_once_and_revoked_by_family(store: Store) -> None:
+    store.insert_oauth_client("client", {"redirect_uris": ["https://x/cb"]}, T0)
+    assert store.get_oauth_client("client") == {"redirect_uris": ["https://x/cb"]}
+    grants = [
+        OAuthGrant(
+            secret_hash=_hash(name),
+            kind="consent",
+            client_id="client",
+            workspace_id=None,
+            key_id=None,
+            scopes=["memory"],
+            params={"state": name},
+            family="fam",
+            expires_at=T0 + HOUR,
+            created_at=T0,
+        )
+        for name in ("one", "two", "three")
+    ]
+    store.insert_oauth_grants(grants)
+    assert store.take_oauth_grant(_hash("one"), "code", T0) is None  # wrong kind
+    taken = store.take_oauth_grant(_hash("one"), "consent", T0)
+    assert taken is not None and taken.revoked_at is None and taken.params == {"state": "one"}
+    second = store.take_oauth_grant(_hash("one"), "consent", T0 + HOUR)
+    assert second is not None and second.revoked_at == T0  # already used
+    assert store.revoke_oauth_grant(_hash("two"), T0) is True
+    assert store.revoke_oauth_grant(_hash("two"), T0) is False
+    assert store.revoke_oauth_family("fam", T0) == 1
+    three = store.get_oauth_grant(_hash("three"))
+    assert three is not None and three.revoked_at == T0
+
+
+def test_update_context_and_listing_counts(store: Store) -> None:
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "notes")
+    new_context(store, ws, "B-side")
+    store.insert_memories(
+        ws, [new_memory(ctx.id, "a"), new_memory(ctx.id, "b", source_type="connector")]
+    )
+    updated = store.update_context(
+        ws, ctx.id, {"trust_tier": "external", "search_config": {"k": 1}}, T0 + HOUR
+    )
+    assert updated is not None and updated.search_config == {"k": 1}
+    assert updated.updated_at == T0 + HOUR and updated.memory_count is None
+    listed = store.list_contexts(ws)
+    assert [(c.name, c.memory_count) for c in listed] == [("B-side", 0), ("notes", 2)]
+    assert store.context_counts(ws, ctx.id, T0).external == 2
+    assert store.pending_count() == 2
