@@ -177,3 +177,12 @@ def test_an_unreachable_url_is_one_line_and_exit_1() -> None:
         result = runner.invoke(app, ["recall", "anything", "--url", url])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output.startswith(f"error: no answer from kioku at {url} (ConnectError")
+
+
+def test_migrate_reports_the_revision() -> None:
+    first = json.loads(invoke("migrate", "--json"))
+    assert first["backend"] == "sqlite" and first["from"] is None
+    assert first["to"] == first["head"]
+    again = json.loads(invoke("migrate", "--json"))
+    assert again["from"] == again["to"] == first["head"]
+    assert "already at" in invoke("migrate")

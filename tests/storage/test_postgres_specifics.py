@@ -13,9 +13,9 @@ import pytest
 from kioku.storage import open_store
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres.codec import encode_tokens
-from kioku.storage.postgres.connection import libpq_url, sqlalchemy_url
 from kioku.storage.postgres.search import K1, B, idf
 from kioku.storage.records import MemoryFilter, OAuthGrant
+from kioku.storage.urls import libpq_url, sqlalchemy_url
 from tests.storage.conftest import empty_postgres_database
 from tests.storage.test_contract import T0, new_context, new_memory, vec
 

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import typer
 
-from kioku.cli import contexts, feedback, importing, keys, mcp_stdio, memory_commands, serve, state
+from kioku.cli import (
+    contexts,
+    feedback,
+    importing,
+    keys,
+    mcp_stdio,
+    memory_commands,
+    migrate,
+    serve,
+    state,
+)
 
 app = typer.Typer(
     name="kioku",
@@ -13,6 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command()(serve.serve)
+app.command()(migrate.migrate)
 app.command()(mcp_stdio.mcp)
 app.command()(memory_commands.remember)
 app.command()(memory_commands.recall)

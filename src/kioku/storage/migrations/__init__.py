@@ -24,6 +24,29 @@ def upgrade_database(sqlalchemy_url: str) -> None:
         engine.dispose()
 
 
+def schema_revision(sqlalchemy_url: str) -> str | None:
+    """The schema revision the database at ``sqlalchemy_url`` is at (``None``: not migrated)."""
+    from alembic.runtime.migration import MigrationContext
+
+    engine = create_engine(sqlalchemy_url)
+    try:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+    finally:
+        engine.dispose()
+
+
+def head_revision() -> str:
+    """The newest revision this version of kioku knows."""
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert head is not None
+    return head
+
+
 def run_for_dialect(statements: dict[str, list[str]]) -> None:
     """Inside a migration: run the statements written for the connected backend's dialect."""
     from alembic import op

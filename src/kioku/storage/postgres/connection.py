@@ -10,25 +10,7 @@ from psycopg import Connection
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
-_SCHEMES = ("postgresql+psycopg://", "postgresql://", "postgres://")
-
-
-def is_postgres_url(url: str) -> bool:
-    """True for the URL forms ``open_store`` sends to the PostgreSQL backend."""
-    return url.startswith(_SCHEMES)
-
-
-def libpq_url(url: str) -> str:
-    """The URL as libpq (psycopg) reads it: plain ``postgresql://``."""
-    for scheme in _SCHEMES:
-        if url.startswith(scheme):
-            return "postgresql://" + url[len(scheme) :]
-    raise ValueError(f"not a PostgreSQL URL: {url!r}")
-
-
-def sqlalchemy_url(url: str) -> str:
-    """The URL as SQLAlchemy (the migrations) reads it: the ``postgresql+psycopg`` driver."""
-    return "postgresql+psycopg://" + libpq_url(url)[len("postgresql://") :]
+from kioku.storage.urls import libpq_url
 
 
 class PostgresDatabase:

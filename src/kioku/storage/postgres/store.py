@@ -24,7 +24,7 @@ from kioku.storage.postgres.codec import (
     encode_tokens,
     memory_from_row,
 )
-from kioku.storage.postgres.connection import PostgresDatabase, libpq_url, sqlalchemy_url
+from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.delivery import PostgresDeliveryLane
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
 from kioku.storage.postgres.feedback import PostgresFeedbackLane
@@ -42,6 +42,7 @@ from kioku.storage.records import (
     RankingSignals,
     WorkspaceRow,
 )
+from kioku.storage.urls import libpq_url, sqlalchemy_url
 
 _CONTEXT_COLUMNS = {"name", "description", "trust_tier", "sleep_mode", "search_config"}
 _MEMORY_COLUMNS = {
