@@ -96,6 +96,9 @@ def test_api_keys_and_audit_log(store: Store) -> None:
     assert [w.name for w in store.list_workspaces()] == ["alpha"]
     assert store.get_workspace_by_name("alpha") is not None
     assert store.get_workspace_by_name("nope") is None
+    assert store.get_api_key(ws, "k1") == listed
+    other = store.ensure_workspace("beta").id
+    assert store.get_api_key(other, "k1") is None and store.get_api_key(ws, "nope") is None
 
 
 def test_oauth_grants_are_taken_once_and_revoked_by_family(store: Store) -> None:

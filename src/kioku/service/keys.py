@@ -86,9 +86,7 @@ class KeyService:
     @operation("admin", audited=True, in_context=False)
     def revoke_key(self, principal: Principal, key_id: str) -> None:
         """Revoke a key for good; it stops working at once. Only an owner revokes an owner key."""
-        row = next(
-            (r for r in self.store.list_api_keys(principal.workspace_id) if r.id == key_id), None
-        )
+        row = self.store.get_api_key(principal.workspace_id, key_id)
         if row is None or row.revoked_at is not None:
             raise NotFoundError(f"key {key_id!r} not found", field="key_id")
         if ROLE_RANK[row.role] > ROLE_RANK[principal.role]:
@@ -113,7 +111,7 @@ class KeyService:
 
     def key_principal(self, workspace_id: str, key_id: str, channel: Channel) -> Principal | None:
         """The principal of a key known by id (an OAuth grant's), if it still works."""
-        row = next((r for r in self.store.list_api_keys(workspace_id) if r.id == key_id), None)
+        row = self.store.get_api_key(workspace_id, key_id)
         if row is None or row.revoked_at is not None:
             return None
         if row.expires_at is not None and row.expires_at <= self.clock():

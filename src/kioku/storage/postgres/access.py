@@ -71,6 +71,14 @@ class PostgresAccessLane:
             ).fetchall()
         return [_key_from_row(row) for row in rows]
 
+    def get_api_key(self, workspace_id: str, key_id: str) -> ApiKeyRow | None:
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE workspace_id = %s AND id = %s",
+                (workspace_id, key_id),
+            ).fetchone()
+        return None if row is None else _key_from_row(row)
+
     def revoke_api_key(self, workspace_id: str, key_id: str, now: datetime) -> bool:
         with self.db.transaction() as conn:
             return bool(

@@ -96,6 +96,17 @@ class SQLiteAccessLane:
         )
         return [_key_from_row(row) for row in rows]
 
+    def get_api_key(self, workspace_id: str, key_id: str) -> ApiKeyRow | None:
+        row = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? AND id = ?",
+                (workspace_id, key_id),
+            )
+            .fetchone()
+        )
+        return None if row is None else _key_from_row(row)
+
     def revoke_api_key(self, workspace_id: str, key_id: str, now: datetime) -> bool:
         with self.db.write() as conn:
             changed = conn.execute(
