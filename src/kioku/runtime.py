@@ -45,6 +45,8 @@ class Runtime:
     keys: KeyService
     audit: AuditService
     default_workspace_id: str
+    clock: Clock = system_clock
+    """Where every time-driven lane reads "now" (tests pass a hand-moved clock)."""
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
 
@@ -108,6 +110,7 @@ def open_runtime(
         audit=AuditService(store),
         state=StateService(store, contexts, max_value_bytes=settings.max_state_bytes, clock=clock),
         default_workspace_id=workspace.id,
+        clock=clock,
         owns_embedder=owns_embedder,
     )
     contexts.ensure_context(runtime.local_principal("cli"), DEFAULT_CONTEXT)

@@ -63,7 +63,7 @@ class KiokuOAuthProvider:
 
     def now(self) -> datetime:
         """The runtime's clock (a test moves it by hand)."""
-        return self.runtime().delivery.clock()
+        return self.runtime().clock()
 
     # ------------------------------------------------------------ clients
 
