@@ -13,6 +13,7 @@ import pytest
 from kioku.storage import open_store
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres.codec import encode_tokens
+from kioku.storage.postgres.connection import ALL_WORKSPACES
 from kioku.storage.postgres.search import K1, B, idf
 from kioku.storage.records import MemoryFilter, OAuthGrant
 from kioku.storage.urls import libpq_url, sqlalchemy_url
@@ -34,7 +35,7 @@ def pg(postgres_database: str) -> Iterator[PostgresStore]:
 
 
 def _generation(store: PostgresStore, ctx_id: str) -> int:
-    with store.db.transaction() as conn:
+    with store.db.transaction(ALL_WORKSPACES) as conn:
         row = conn.execute("SELECT vector_generation FROM contexts WHERE id = %s", (ctx_id,))
         found = row.fetchone()
     assert found is not None
@@ -114,7 +115,7 @@ def test_tokens_are_kept_verbatim(pg: PostgresStore) -> None:
         ], token
     for absent in ["東", "京都", "running", "runn", "c", "mail", "e"]:
         assert pg.lexical_search(ws, [ctx.id], [absent], LIVE, 5) == [], absent
-    with pg.db.transaction() as conn:
+    with pg.db.transaction(ALL_WORKSPACES) as conn:
         stored = conn.execute(
             "SELECT tsvector_to_array(lexical_tokens) AS lexemes, lexical_length FROM memories"
         ).fetchone()

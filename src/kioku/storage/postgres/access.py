@@ -7,7 +7,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from kioku.storage.postgres.connection import PostgresDatabase
+from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
 from kioku.storage.records import ApiKeyRow, AuditEvent, WorkspaceRow
 
 _KEY_COLUMNS = (
@@ -30,21 +30,21 @@ class PostgresAccessLane:
     db: PostgresDatabase
 
     def get_workspace_by_name(self, name: str) -> WorkspaceRow | None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             row = conn.execute(
                 "SELECT id, name, created_at FROM workspaces WHERE name = %s", (name,)
             ).fetchone()
         return None if row is None else WorkspaceRow(**row)
 
     def list_workspaces(self) -> list[WorkspaceRow]:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             rows = conn.execute(
                 'SELECT id, name, created_at FROM workspaces ORDER BY name COLLATE "C"'
             ).fetchall()
         return [WorkspaceRow(**row) for row in rows]
 
     def insert_api_key(self, row: ApiKeyRow) -> None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(row.workspace_id) as conn:
             conn.execute(
                 f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES ({_KEY_PLACEHOLDERS})",
                 (
@@ -56,14 +56,14 @@ class PostgresAccessLane:
 
     def find_api_key(self, key_hash: str) -> ApiKeyRow | None:
         # Deliberately not workspace-scoped: authentication is how the workspace is learned.
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             row = conn.execute(
                 f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_hash = %s", (key_hash,)
             ).fetchone()
         return None if row is None else _key_from_row(row)
 
     def list_api_keys(self, workspace_id: str) -> list[ApiKeyRow]:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             rows = conn.execute(
                 f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE workspace_id = %s "
                 'ORDER BY created_at, id COLLATE "C"',
@@ -72,7 +72,7 @@ class PostgresAccessLane:
         return [_key_from_row(row) for row in rows]
 
     def get_api_key(self, workspace_id: str, key_id: str) -> ApiKeyRow | None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE workspace_id = %s AND id = %s",
                 (workspace_id, key_id),
@@ -80,7 +80,7 @@ class PostgresAccessLane:
         return None if row is None else _key_from_row(row)
 
     def revoke_api_key(self, workspace_id: str, key_id: str, now: datetime) -> bool:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             return bool(
                 conn.execute(
                     "UPDATE api_keys SET revoked_at = %s "
@@ -90,13 +90,13 @@ class PostgresAccessLane:
             )
 
     def touch_api_key(self, key_id: str, now: datetime) -> None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             conn.execute("UPDATE api_keys SET last_used_at = %s WHERE id = %s", (now, key_id))
 
     def append_audit(self, event: AuditEvent) -> None:
         # default=str, as on SQLite: a detail value JSON cannot hold is kept as its text.
         detail = Jsonb(event.detail, dumps=_dumps)
-        with self.db.transaction() as conn:
+        with self.db.transaction(event.workspace_id or ALL_WORKSPACES) as conn:
             conn.execute(
                 "INSERT INTO audit_events (workspace_id, at, actor, channel, action, outcome, "
                 "context_id, target, detail) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
@@ -114,7 +114,7 @@ class PostgresAccessLane:
         if before_seq is not None:
             where += " AND seq < %s"
             params.append(before_seq)
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id or ALL_WORKSPACES) as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM audit_events WHERE {where} "
                 "ORDER BY seq DESC LIMIT %s",

@@ -1,4 +1,10 @@
-"""PostgreSQL connections: a ``psycopg_pool.ConnectionPool``, one transaction per block."""
+"""PostgreSQL connections: a ``psycopg_pool.ConnectionPool``, one transaction per block.
+
+Every transaction names the workspace it works for: ``kioku.workspace_id`` is set for that
+transaction only, and the row-level security policies (migration 0005) show it that tenant's
+rows and nothing else. ``ALL_WORKSPACES`` is for the few lookups made before a tenant is known
+(a key by its hash, a workspace by name) and for cross-tenant upkeep (the embedding queue).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,11 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
 from kioku.storage.urls import libpq_url
+
+
+ALL_WORKSPACES = "*"
+"""The scope of work that is not one tenant's. Never a workspace id (those are UUIDs)."""
+SCOPE_SETTING = "kioku.workspace_id"
 
 
 class PostgresDatabase:
@@ -32,13 +43,17 @@ class PostgresDatabase:
         )
 
     @contextmanager
-    def transaction(self) -> Iterator[Connection[DictRow]]:
-        """One transaction: committed when the block ends, rolled back if it raises.
+    def transaction(self, workspace_id: str) -> Iterator[Connection[DictRow]]:
+        """One transaction for ``workspace_id``: committed when the block ends, rolled back if
+        it raises. Row-level security limits it to that workspace's rows.
 
         Used for reads too: several statements in one block then see one snapshot's worth of
         committed work (READ COMMITTED per statement, as the SQLite read path is close enough).
         """
         with self.pool.connection() as conn:
+            # is_local=true: the scope ends with the transaction, so a pooled connection
+            # never carries one tenant's scope into the next borrower's work.
+            conn.execute("SELECT set_config(%s, %s, true)", (SCOPE_SETTING, workspace_id))
             yield conn
 
     def close(self) -> None:

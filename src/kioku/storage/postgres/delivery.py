@@ -28,9 +28,14 @@ class PostgresDeliveryLane:
     db: PostgresDatabase
 
     def _page(
-        self, where: LiteralString, params: list[object], order: LiteralString, limit: int
+        self,
+        workspace_id: str,
+        where: LiteralString,
+        params: list[object],
+        order: LiteralString,
+        limit: int,
     ) -> tuple[list[MemoryRow], int]:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             if limit <= 0:  # no page to window over: count alone
                 found = conn.execute(
                     f"SELECT count(*) AS n FROM memories m WHERE {where}", params
@@ -56,6 +61,7 @@ class PostgresDeliveryLane:
     ) -> tuple[list[MemoryRow], int]:
         where, params = filter_sql(workspace_id, context_ids, flt)
         return self._page(
+            workspace_id,
             f"{where} AND {_PINNED}",
             [*params, now, now],
             'm.importance DESC, m.created_at, m.id COLLATE "C"',
@@ -73,6 +79,7 @@ class PostgresDeliveryLane:
     ) -> tuple[list[MemoryRow], int]:
         where, params = filter_sql(workspace_id, context_ids, flt)
         return self._page(
+            workspace_id,
             f"{where} AND {_UPCOMING}",
             [*params, end, start],
             'm.trigger_from, m.importance DESC, m.id COLLATE "C"',

@@ -14,7 +14,7 @@ from psycopg import Connection
 from psycopg.rows import DictRow
 
 from kioku.storage.postgres.codec import encode_vector
-from kioku.storage.postgres.connection import PostgresDatabase
+from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
 from kioku.storage.records import EmbeddingJob, embedding_text
 
 
@@ -24,7 +24,7 @@ class PostgresEmbeddingLane:
     db: PostgresDatabase
 
     def pending_embeddings(self, model: str, limit: int) -> list[EmbeddingJob]:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             rows = conn.execute(
                 "SELECT m.id, m.workspace_id, m.context_id, m.summary, m.content FROM memories m "
                 "JOIN contexts c ON c.id = m.context_id AND c.workspace_id = m.workspace_id "
@@ -53,7 +53,7 @@ class PostgresEmbeddingLane:
         if not items:
             return 0
         dim = int(items[0][1].shape[0])
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             # FOR UPDATE: two workers storing a context's first vectors agree on one model.
             context = conn.execute(
                 "SELECT embedding_model, embedding_dim FROM contexts "
@@ -85,7 +85,7 @@ class PostgresEmbeddingLane:
         return landed
 
     def mark_embedding_failed(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             conn.execute(
                 "UPDATE memories SET embedding_status = 'failed' WHERE workspace_id = %s "
                 "AND embedding_status = 'pending' AND id = ANY(%s)",
@@ -93,7 +93,7 @@ class PostgresEmbeddingLane:
             )
 
     def reset_embeddings(self, workspace_id: str, context_id: str) -> int:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             conn.execute(
                 "UPDATE contexts SET embedding_model = NULL, embedding_dim = NULL "
                 "WHERE workspace_id = %s AND id = %s",
@@ -109,7 +109,7 @@ class PostgresEmbeddingLane:
         return count
 
     def pending_count(self) -> int:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             row = conn.execute(
                 "SELECT count(*) AS n FROM memories WHERE embedding_status = 'pending'"
             ).fetchone()

@@ -23,7 +23,7 @@ class PostgresFeedbackLane:
     db: PostgresDatabase
 
     def insert_feedback(self, workspace_id: str, event: NewFeedback) -> FeedbackRow | None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             # One statement checks the memory is live in this workspace and context and
             # appends; FOR SHARE holds off a concurrent forget or purge until the commit.
             row = conn.execute(
@@ -57,7 +57,7 @@ class PostgresFeedbackLane:
         if before_seq is not None:
             where += " AND seq < %s"
             params.append(before_seq)
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM retrieval_feedback WHERE {where} "
                 "ORDER BY seq DESC LIMIT %s",

@@ -7,7 +7,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from kioku.storage.postgres.connection import PostgresDatabase
+from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
 from kioku.storage.records import OAuthGrant
 
 _COLUMNS = (
@@ -27,14 +27,14 @@ class PostgresOAuthLane:
     db: PostgresDatabase
 
     def insert_oauth_client(self, client_id: str, metadata: dict[str, Any], now: datetime) -> None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             conn.execute(
                 "INSERT INTO oauth_clients (client_id, metadata, created_at) VALUES (%s, %s, %s)",
                 (client_id, Jsonb(metadata), now),
             )
 
     def get_oauth_client(self, client_id: str) -> dict[str, Any] | None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             row = conn.execute(
                 "SELECT metadata FROM oauth_clients WHERE client_id = %s", (client_id,)
             ).fetchone()
@@ -43,7 +43,7 @@ class PostgresOAuthLane:
     def insert_oauth_grants(self, grants: list[OAuthGrant]) -> None:
         if not grants:
             return
-        with self.db.transaction() as conn, conn.cursor() as cursor:
+        with self.db.transaction(ALL_WORKSPACES) as conn, conn.cursor() as cursor:
             cursor.executemany(
                 f"INSERT INTO oauth_grants ({_COLUMNS}) VALUES ({_PLACEHOLDERS})",
                 [
@@ -57,7 +57,7 @@ class PostgresOAuthLane:
             )  # fmt: skip
 
     def get_oauth_grant(self, secret_hash: str) -> OAuthGrant | None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM oauth_grants WHERE secret_hash = %s", (secret_hash,)
             ).fetchone()
@@ -71,7 +71,7 @@ class PostgresOAuthLane:
         reads the latest version, with ``revoked_at`` set (an UPDATE ... RETURNING joined to
         its own old row would hand it the stale version instead).
         """
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM oauth_grants WHERE secret_hash = %s AND kind = %s "
                 "FOR UPDATE",
@@ -86,14 +86,14 @@ class PostgresOAuthLane:
         return None if row is None else _grant(row)
 
     def revoke_oauth_family(self, family: str, now: datetime) -> int:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             return conn.execute(
                 "UPDATE oauth_grants SET revoked_at = %s WHERE family = %s AND revoked_at IS NULL",
                 (now, family),
             ).rowcount
 
     def revoke_oauth_grant(self, secret_hash: str, now: datetime) -> bool:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             return bool(
                 conn.execute(
                     "UPDATE oauth_grants SET revoked_at = %s "

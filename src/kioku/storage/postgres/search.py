@@ -62,7 +62,7 @@ class PostgresSearchLane:
             return []
         scope = (workspace_id, list(context_ids))
         where, params = filter_sql(workspace_id, context_ids, flt)
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             corpus = conn.execute(
                 "SELECT count(*) AS n, coalesce(avg(lexical_length), 0)::float8 AS avgdl "
                 "FROM memories WHERE workspace_id = %s AND context_id = ANY(%s) "
@@ -114,7 +114,7 @@ class PostgresSearchLane:
             # only a narrowing filter restricts it: the same rows are searched here.
             where = "m.workspace_id = %s AND m.context_id = ANY(%s)"
             params = params[:2]
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             # Only contexts embedded at the query's dimension: <=> refuses mixed dimensions.
             same_dim = [
                 row["id"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from kioku.storage.postgres.connection import PostgresDatabase
+from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
 from kioku.storage.records import StateRow
 
 _LIVE = "(expires_at IS NULL OR expires_at > %s)"
@@ -34,7 +34,7 @@ class PostgresStateLane:
         expires_at: datetime | None,
         now: datetime,
     ) -> StateRow:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             # One statement: concurrent writers serialize on the row, the last one wins, and
             # the primary key makes a second row impossible. Overwriting an expired key starts
             # a new life for it (created_at resets).
@@ -55,7 +55,7 @@ class PostgresStateLane:
     def get_state(
         self, workspace_id: str, context_id: str, key: str, now: datetime
     ) -> StateRow | None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM agent_states "
                 f"WHERE workspace_id = %s AND context_id = %s AND key = %s AND {_LIVE}",
@@ -76,7 +76,7 @@ class PostgresStateLane:
         if after_key is not None:
             where += ' AND key COLLATE "C" > %s'
             params.append(after_key)
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM agent_states WHERE {where} "
                 'ORDER BY key COLLATE "C" LIMIT %s',
@@ -86,7 +86,7 @@ class PostgresStateLane:
 
     def delete_state(self, workspace_id: str, context_id: str, key: str, now: datetime) -> bool:
         # An expired key is absent: deleting it reports "not found", but the row goes anyway.
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 "DELETE FROM agent_states WHERE workspace_id = %s AND context_id = %s "
                 "AND key = %s RETURNING (expires_at IS NULL OR expires_at > %s) AS live",
@@ -103,11 +103,11 @@ class PostgresStateLane:
         if context_id is not None:
             where += " AND context_id = %s"
             params.append(context_id)
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id or ALL_WORKSPACES) as conn:
             return conn.execute(f"DELETE FROM agent_states WHERE {where}", params).rowcount
 
     def count_state(self, workspace_id: str, context_id: str, now: datetime) -> int:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 "SELECT count(*) AS n FROM agent_states WHERE workspace_id = %s "
                 f"AND context_id = %s AND {_LIVE}",

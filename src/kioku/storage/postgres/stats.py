@@ -35,7 +35,7 @@ class PostgresStatsLane:
     db: PostgresDatabase
 
     def context_counts(self, workspace_id: str, context_id: str, now: datetime) -> ContextCounts:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(_COUNTS, {"ws": workspace_id, "ctx": context_id, "now": now})
             counts = row.fetchone()
         assert counts is not None

@@ -24,7 +24,7 @@ from kioku.storage.postgres.codec import (
     encode_tokens,
     memory_from_row,
 )
-from kioku.storage.postgres.connection import PostgresDatabase
+from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
 from kioku.storage.postgres.delivery import PostgresDeliveryLane
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
 from kioku.storage.postgres.feedback import PostgresFeedbackLane
@@ -87,7 +87,7 @@ class PostgresStore(
     # ------------------------------------------------------------ workspaces
 
     def ensure_workspace(self, name: str) -> WorkspaceRow:
-        with self.db.transaction() as conn:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
             # ON CONFLICT: two first-time callers racing both get the one row.
             conn.execute(
                 "INSERT INTO workspaces (id, name, created_at) VALUES (%s, %s, %s) "
@@ -104,7 +104,7 @@ class PostgresStore(
 
     def insert_context(self, workspace_id: str, row: ContextRow) -> ContextRow:
         try:
-            with self.db.transaction() as conn:
+            with self.db.transaction(workspace_id) as conn:
                 conn.execute(
                     "INSERT INTO contexts (id, workspace_id, name, description, trust_tier, "
                     "sleep_mode, search_config, created_at, updated_at) "
@@ -122,7 +122,12 @@ class PostgresStore(
         return created
 
     def _context_query(
-        self, where: LiteralString, params: Sequence[Any], *, with_count: bool = False
+        self,
+        workspace_id: str,
+        where: LiteralString,
+        params: Sequence[Any],
+        *,
+        with_count: bool = False,
     ) -> list[ContextRow]:
         count = (
             "(SELECT count(*) FROM memories m WHERE m.workspace_id = c.workspace_id "
@@ -130,7 +135,7 @@ class PostgresStore(
             if with_count
             else "NULL::bigint"
         )
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             rows = conn.execute(
                 f"SELECT c.*, {count} AS memory_count FROM contexts c WHERE {where} "
                 'ORDER BY c.name COLLATE "C"',
@@ -139,15 +144,21 @@ class PostgresStore(
         return [context_from_row(row, row["memory_count"]) for row in rows]
 
     def get_context(self, workspace_id: str, context_id: str) -> ContextRow | None:
-        rows = self._context_query("c.workspace_id = %s AND c.id = %s", (workspace_id, context_id))
+        rows = self._context_query(
+            workspace_id, "c.workspace_id = %s AND c.id = %s", (workspace_id, context_id)
+        )
         return rows[0] if rows else None
 
     def get_context_by_name(self, workspace_id: str, name: str) -> ContextRow | None:
-        rows = self._context_query("c.workspace_id = %s AND c.name = %s", (workspace_id, name))
+        rows = self._context_query(
+            workspace_id, "c.workspace_id = %s AND c.name = %s", (workspace_id, name)
+        )
         return rows[0] if rows else None
 
     def list_contexts(self, workspace_id: str) -> list[ContextRow]:
-        return self._context_query("c.workspace_id = %s", (workspace_id,), with_count=True)
+        return self._context_query(
+            workspace_id, "c.workspace_id = %s", (workspace_id,), with_count=True
+        )
 
     def update_context(
         self, workspace_id: str, context_id: str, values: dict[str, Any], now: datetime
@@ -159,7 +170,7 @@ class PostgresStore(
             sets = ", ".join(f"{_column(column)} = %s" for column in values)
             params = [_encode_value(c, v) for c, v in values.items()]
             try:
-                with self.db.transaction() as conn:
+                with self.db.transaction(workspace_id) as conn:
                     conn.execute(
                         f"UPDATE contexts SET {sets}, updated_at = %s "
                         "WHERE workspace_id = %s AND id = %s",
@@ -178,7 +189,7 @@ class PostgresStore(
         return self.get_context(workspace_id, context_id)
 
     def delete_context(self, workspace_id: str, context_id: str) -> bool:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             cursor = conn.execute(
                 "DELETE FROM contexts WHERE workspace_id = %s AND id = %s",
                 (workspace_id, context_id),
@@ -202,7 +213,7 @@ class PostgresStore(
         if not params:
             return
         # One transaction: executemany either lands every row or (on any error) none.
-        with self.db.transaction() as conn, conn.cursor() as cursor:
+        with self.db.transaction(workspace_id) as conn, conn.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
                 "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
@@ -214,7 +225,7 @@ class PostgresStore(
             )
 
     def get_memory(self, workspace_id: str, memory_id: str) -> MemoryRow | None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s AND id = %s",
                 (workspace_id, memory_id),
@@ -222,7 +233,7 @@ class PostgresStore(
         return None if row is None else memory_from_row(row)
 
     def get_memories(self, workspace_id: str, memory_ids: Sequence[str]) -> dict[str, MemoryRow]:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             rows = conn.execute(
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s AND id = ANY(%s)",
                 (workspace_id, list(memory_ids)),
@@ -232,7 +243,7 @@ class PostgresStore(
     def ranking_signals(
         self, workspace_id: str, memory_ids: Sequence[str]
     ) -> dict[str, RankingSignals]:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             rows = conn.execute(
                 "SELECT m.id, m.importance, m.created_at, m.access_count, "
                 "coalesce(v.helpful, 0) AS helpful, coalesce(v.unhelpful, 0) AS unhelpful "
@@ -256,7 +267,7 @@ class PostgresStore(
         unknown = set(changes.values) - _MEMORY_COLUMNS
         if unknown:
             raise ValueError(f"not updatable memory columns: {sorted(unknown)}")
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 "SELECT context_id, embedding_status FROM memories "
                 "WHERE workspace_id = %s AND id = %s FOR UPDATE",
@@ -283,7 +294,7 @@ class PostgresStore(
         return self.get_memory(workspace_id, memory_id)
 
     def soft_delete_memory(self, workspace_id: str, memory_id: str, now: datetime) -> bool:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 "UPDATE memories SET deleted_at = %s, updated_at = %s "
                 "WHERE workspace_id = %s AND id = %s AND deleted_at IS NULL "
@@ -297,7 +308,7 @@ class PostgresStore(
         return True
 
     def purge_memory(self, workspace_id: str, memory_id: str) -> bool:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 "DELETE FROM memories WHERE workspace_id = %s AND id = %s "
                 "RETURNING context_id, embedding_status, deleted_at",
@@ -310,7 +321,7 @@ class PostgresStore(
         return True
 
     def record_access(self, workspace_id: str, memory_id: str, now: datetime) -> None:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             conn.execute(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = %s "
                 "WHERE workspace_id = %s AND id = %s",
@@ -329,7 +340,7 @@ class PostgresStore(
         if after is not None:
             where += ' AND (m.created_at, m.id COLLATE "C") < (%s, %s)'
             params.extend(after)
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             rows = conn.execute(
                 f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} "
                 'ORDER BY m.created_at DESC, m.id COLLATE "C" DESC LIMIT %s',
@@ -338,7 +349,7 @@ class PostgresStore(
         return [memory_from_row(row) for row in rows]
 
     def count_memories(self, workspace_id: str, context_id: str) -> int:
-        with self.db.transaction() as conn:
+        with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 "SELECT count(*) AS n FROM memories WHERE workspace_id = %s AND context_id = %s "
                 "AND deleted_at IS NULL",
