@@ -18,7 +18,6 @@ from psycopg_pool import ConnectionPool
 
 from kioku.storage.urls import libpq_url
 
-
 ALL_WORKSPACES = "*"
 """The scope of work that is not one tenant's. Never a workspace id (those are UUIDs)."""
 SCOPE_SETTING = "kioku.workspace_id"
