@@ -16,7 +16,7 @@ from psycopg import sql
 
 from kioku.storage import open_store
 from kioku.storage.base import Store
-from tests.storage.postgres_server import postgres_server, scratch_database
+from kioku.storage.postgres.throwaway import postgres_server, scratch_database
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -51,7 +51,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL 18 + pgvector server for the whole session: KIOKU_TEST_DATABASE_URL, or
-    a throwaway one started on first use and deleted at the end (see postgres_server.py)."""
+    a throwaway one started on first use and deleted at the end (see postgres/throwaway.py)."""
     with postgres_server() as url:
         yield url
 

