@@ -5,7 +5,7 @@ KIOKU  := $(VENV)/bin/kioku
 STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run test check fmt bench eval clean
+.PHONY: install run test check fmt bench bench-postgres eval clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -32,6 +32,9 @@ fmt: $(STAMP)
 
 bench: $(STAMP)  ## LoCoMo + JSQuAD retrieval, latency, ingest; writes docs/benchmarks.md
 	$(KIOKU) bench --scale 10000 --scale 100000
+
+bench-postgres: $(STAMP)  ## the same on a throwaway PostgreSQL + pgvector, up to 1M memories (long)
+	$(KIOKU) bench --backend postgres --scale 10000 --scale 100000 --scale 1000000
 
 eval: $(STAMP)  ## retrieval quality checks with the real bundled model
 	$(PY) -m pytest -m integration tests/integration

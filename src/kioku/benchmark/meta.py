@@ -24,9 +24,23 @@ def configured_embedder() -> Embedder | None:
         ) from exc
 
 
-def command_line(out: str, data: str, scales: Sequence[int], quick: bool, as_json: bool) -> str:
-    """The ``kioku bench`` invocation that reproduces this run (with ``KIOKU_EMBEDDER``)."""
+def command_line(
+    out: str,
+    data: str,
+    scales: Sequence[int],
+    quick: bool,
+    as_json: bool,
+    backend: str = "sqlite",
+    postgres_url: str | None = None,
+) -> str:
+    """The ``kioku bench`` invocation that reproduces this run (with ``KIOKU_EMBEDDER``);
+    a PostgreSQL URL is shown without its password."""
     parts = ["kioku bench"]
+    parts += [] if backend == "sqlite" else [f"--backend {backend}"]
+    if postgres_url:
+        from sqlalchemy import make_url
+
+        parts.append(f"--postgres-url {make_url(postgres_url).render_as_string()}")
     parts += ["--quick"] if quick else []
     parts += [f"--scale {n}" for n in scales]
     parts += [f"--out {out}", f"--data {data}"] + (["--json"] if as_json else [])

