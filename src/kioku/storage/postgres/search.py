@@ -11,12 +11,24 @@ Lexical leg (BM25, k1 = 1.2, b = 0.75). Each memory stores kioku's own tokens ve
 * the candidates are the memories passing the filter whose tokens match the OR of the terms
   (the GIN index again); each scores
   sum over matched terms of idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)),
-  with tf = occurrences of t in the memory and dl = its ``lexical_length``.
+  with tf = occurrences of t in the memory and dl = its ``lexical_length`` (only the query's
+  lexemes are unnested: ``setweight`` marks them, ``ts_filter`` keeps them).
 
 Higher is better, ties broken by id, as on SQLite. The statistics are the tenant's and the
 searched contexts' own (SQLite's FTS5 counts over the whole file), so another tenant's data
-never moves a score. N and avgdl cost one pass over the scope's index entries per search; a
-per-context running total is the next step if that shows up in ``kioku bench``.
+never moves a score.
+
+At scale two things change, and neither below ``STATS_CACHE_MIN`` memories in scope or
+``CANDIDATE_BUDGET`` postings per query, so small contexts (and the LoCoMo and JSQuAD
+benchmarks) score exactly as described above:
+
+* N, avgdl and the dfs cost a pass over the scope's rows and the terms' postings: scopes of
+  ``STATS_CACHE_MIN`` memories or more cache them for ``STATS_TTL_S`` seconds
+  (``CorpusStatsCache``), so scores there may lag writes by that much;
+* scoring costs about ten microseconds per candidate: when the query's terms have more than
+  ``CANDIDATE_BUDGET`` postings in all, the rarest terms select the candidates and the common
+  ones only add to their scores (``candidate_terms``; Lucene's common-terms cutoff). A memory
+  that shares nothing but very common words with the query is then not a candidate.
 
 Vector leg: cosine (``<=>``) among the live, embedded memories of the contexts whose recorded
 dimension matches the query's; score = 1 - distance, ties broken by id. Exact when at most
@@ -32,6 +44,8 @@ against exact is measured in tests/storage/test_postgres_hnsw.py.
 from __future__ import annotations
 
 import math
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,6 +61,17 @@ from kioku.storage.records import MemoryFilter, ScoredId
 
 K1 = 1.2
 B = 0.75
+
+STATS_CACHE_MIN = 20_000
+"""From this many live memories in scope, BM25's corpus statistics are cached (see
+``CorpusStatsCache``)."""
+STATS_TTL_S = 60.0
+"""How long cached corpus statistics are used before they are counted again."""
+STATS_CACHE_TERMS = 100_000
+"""At most this many cached document frequencies per store."""
+CANDIDATE_BUDGET = 5_000
+"""Above this many postings over all query terms, only the rarer terms select the memories to
+score (see ``candidate_terms``)."""
 
 EXACT_MAX = 10_000
 """Up to this many rows in scope the vector leg is exact (as before HNSW, and as SQLite's
@@ -68,6 +93,8 @@ class PostgresSearchLane:
 
     db: PostgresDatabase
 
+    _lexical_stats: CorpusStatsCache | None = None
+
     def lexical_search(
         self,
         workspace_id: str,
@@ -79,40 +106,30 @@ class PostgresSearchLane:
         terms = sorted({lexeme(token) for token in tokens if token})
         if not terms or not context_ids or limit <= 0:
             return []
-        scope = (workspace_id, list(context_ids))
+        if self._lexical_stats is None:
+            self._lexical_stats = CorpusStatsCache()
         where, params = filter_sql(workspace_id, context_ids, flt)
         with self.db.transaction(workspace_id) as conn:
-            corpus = conn.execute(
-                "SELECT count(*) AS n, coalesce(avg(lexical_length), 0)::float8 AS avgdl "
-                "FROM memories WHERE workspace_id = %s AND context_id = ANY(%s) "
-                "AND deleted_at IS NULL",
-                scope,
-            ).fetchone()
-            dfs = conn.execute(
-                "SELECT t.term, (SELECT count(*) FROM memories m WHERE m.workspace_id = %s "
-                "AND m.context_id = ANY(%s) AND m.deleted_at IS NULL "
-                "AND m.lexical_tokens @@ t.query) AS df "
-                "FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)",
-                (*scope, terms, [encode_tsquery([term]) for term in terms]),
-            ).fetchall()
-            assert corpus is not None
-            n, avgdl = corpus["n"], corpus["avgdl"]
+            n, avgdl, dfs = self._lexical_stats.get(conn, workspace_id, context_ids, terms)
             # A deleted memory searched with include_deleted may hold a term no live one has:
             # df counts at least the memory itself, so its idf stays finite and positive.
-            weights = [idf(max(n, 1), min(max(row["df"], 1), max(n, 1))) for row in dfs]
+            weights = [idf(max(n, 1), min(max(dfs[term], 1), max(n, 1))) for term in terms]
+            selecting = candidate_terms(terms, dfs, limit)
             rows = conn.execute(
-                "SELECT m.id, sum(t.idf * u.tf * %s / (u.tf + %s * (1 - %s + %s * "
-                "m.lexical_length / %s))) AS score "
-                "FROM memories m "
-                "CROSS JOIN LATERAL (SELECT lexeme, greatest(cardinality(positions), 1) AS tf "
-                "FROM unnest(m.lexical_tokens)) u "
-                "JOIN unnest(%s::text[], %s::float8[]) AS t(term, idf) ON t.term = u.lexeme "
+                "SELECT m.id, (SELECT sum(w.idf[array_position(w.terms, u.lexeme)] "
+                "* greatest(cardinality(u.positions), 1) * %s / "
+                "(greatest(cardinality(u.positions), 1) + %s * "
+                "(1 - %s + %s * m.lexical_length / %s))) "
+                # Only the query's lexemes: setweight marks them, ts_filter keeps them.
+                "FROM unnest(ts_filter(setweight(m.lexical_tokens, 'A', w.terms), '{a}')) u) "
+                "AS score "
+                "FROM memories m, (SELECT %s::text[] AS terms, %s::float8[] AS idf) w "
                 f"WHERE {where} AND m.lexical_tokens @@ %s::tsquery "
-                'GROUP BY m.id ORDER BY score DESC, m.id COLLATE "C" LIMIT %s',
+                'ORDER BY score DESC, m.id COLLATE "C" LIMIT %s',
                 (
                     K1 + 1, K1, B, B, avgdl if avgdl > 0 else 1.0,
-                    [row["term"] for row in dfs], weights,
-                    *params, encode_tsquery(terms), limit,
+                    terms, weights,
+                    *params, encode_tsquery(selecting), limit,
                 ),
             ).fetchall()  # fmt: skip
         return [ScoredId(row["id"], float(row["score"])) for row in rows]
@@ -217,3 +234,93 @@ def hnsw_statement(scope: sql.Composable, dim: int) -> sql.Composed:
         "FROM memories m WHERE {scope} AND vector_dims(m.embedding) = {dim} "
         "ORDER BY distance LIMIT %s"
     ).format(dim=sql.Literal(dim), scope=scope)
+
+
+def candidate_terms(terms: Sequence[str], dfs: dict[str, int], limit: int) -> list[str]:
+    """The terms whose memories are scored: all of them while their document frequencies add
+    up to at most ``CANDIDATE_BUDGET``. Above that, the rarest first, for as long as fewer
+    than ``limit`` memories are covered or the next term still fits the budget: the common
+    terms then only add to the score of memories that a rarer term found (the cutoff
+    frequency of Lucene's common-terms query). Every term still counts in every score."""
+    if sum(dfs[term] for term in terms) <= CANDIDATE_BUDGET:
+        return list(terms)
+    chosen: list[str] = []
+    covered = 0
+    for term in sorted(terms, key=lambda t: (dfs[t], t)):
+        if chosen and covered >= limit and covered + dfs[term] > CANDIDATE_BUDGET:
+            break
+        chosen.append(term)
+        covered += dfs[term]
+    return chosen
+
+
+class CorpusStatsCache:
+    """BM25's corpus statistics (N, avgdl, df per term) for a workspace and set of contexts.
+
+    Counting them costs a pass over the scope's rows (N, avgdl) and over each term's
+    postings (df): nothing for a context of a few thousand memories, most of a search at a
+    million. So scopes of at least ``STATS_CACHE_MIN`` memories keep them for
+    ``STATS_TTL_S`` seconds: scores there may lag writes by that much (which memories match
+    never does); smaller scopes are counted afresh on every search.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._corpus: dict[tuple[str, tuple[str, ...]], tuple[float, int, float]] = {}
+        self._dfs: dict[tuple[str, tuple[str, ...], str], tuple[float, int]] = {}
+
+    def get(
+        self,
+        conn: Connection[DictRow],
+        workspace_id: str,
+        context_ids: Sequence[str],
+        terms: Sequence[str],
+    ) -> tuple[int, float, dict[str, int]]:
+        """(N, avgdl, {term: df}) for the live memories of the scope."""
+        scope = (workspace_id, tuple(sorted(set(context_ids))))
+        now = time.monotonic()
+        with self._lock:
+            cached = self._corpus.get(scope)
+        if cached is not None and now - cached[0] < STATS_TTL_S:
+            n, avgdl = cached[1], cached[2]
+        else:
+            row = conn.execute(
+                "SELECT count(*) AS n, coalesce(avg(lexical_length), 0)::float8 AS avgdl "
+                "FROM memories WHERE workspace_id = %s AND context_id = ANY(%s) "
+                "AND deleted_at IS NULL",
+                (workspace_id, list(scope[1])),
+            ).fetchone()
+            assert row is not None
+            n, avgdl = row["n"], row["avgdl"]
+            with self._lock:
+                if n >= STATS_CACHE_MIN:
+                    self._corpus[scope] = (now, n, avgdl)
+                else:
+                    self._corpus.pop(scope, None)
+        caching = n >= STATS_CACHE_MIN
+        dfs: dict[str, int] = {}
+        if caching:
+            with self._lock:
+                for term in terms:
+                    hit = self._dfs.get((*scope, term))
+                    if hit is not None and now - hit[0] < STATS_TTL_S:
+                        dfs[term] = hit[1]
+        missing = [term for term in terms if term not in dfs]
+        if missing:
+            rows = conn.execute(
+                "SELECT t.term, (SELECT count(*) FROM memories m WHERE m.workspace_id = %s "
+                "AND m.context_id = ANY(%s) AND m.deleted_at IS NULL "
+                "AND m.lexical_tokens @@ t.query) AS df "
+                "FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)",
+                (workspace_id, list(scope[1]), missing,
+                 [encode_tsquery([term]) for term in missing]),
+            ).fetchall()  # fmt: skip
+            fresh = {row["term"]: row["df"] for row in rows}
+            dfs.update(fresh)
+            if caching:
+                with self._lock:
+                    if len(self._dfs) + len(fresh) > STATS_CACHE_TERMS:
+                        self._dfs.clear()  # crude, rare: a bound on memory, not an LRU
+                    for term, df in fresh.items():
+                        self._dfs[(*scope, term)] = (now, df)
+        return n, avgdl, dfs
