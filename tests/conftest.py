@@ -19,6 +19,9 @@ from kioku.embeddings.fake import FakeEmbedder
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.principal import Principal
 from kioku.settings import Settings
+from kioku.storage import open_store
+from kioku.storage.postgres.throwaway import postgres_server, scratch_database
+from tests.postgres import app_role_url
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -125,3 +128,24 @@ def portal_client(app: Any) -> Iterator[SyncASGIClient]:
 def client(runtime: Runtime) -> Iterator[SyncASGIClient]:
     with portal_client(create_app(runtime=runtime)) as sync_client:
         yield sync_client
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL 18 + pgvector server for the whole session: KIOKU_TEST_DATABASE_URL, or
+    a throwaway one started on first use and deleted at the end (see postgres/throwaway.py)."""
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_database(postgres_url: str) -> Iterator[str]:
+    """A scratch database migrated to the newest schema, shared by the session's tests.
+
+    kioku connects as ``kioku_app``, a role that owns the database but is neither a superuser
+    nor BYPASSRLS, as in production: the row-level security policies apply to every query the
+    tests make (a superuser would pass through them unseen)."""
+    with scratch_database(postgres_url) as url:
+        app_url = app_role_url(url)
+        open_store(app_url).close()
+        yield app_url

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 
 from threadpoolctl import threadpool_limits
 
@@ -13,6 +14,7 @@ from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.feedback import FeedbackService
+from kioku.service.jobs import Job, JobRunner, sweep_expired_state
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Channel, Principal
@@ -46,6 +48,8 @@ class Runtime:
     audit: AuditService
     default_workspace_id: str
     clock: Clock = system_clock
+    jobs: JobRunner | None = field(default=None)
+    """Periodic upkeep, claimed in the database so one replica runs each period."""
     """Where every time-driven lane reads "now" (tests pass a hand-moved clock)."""
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
@@ -55,12 +59,16 @@ class Runtime:
         return Principal(workspace_id=self.default_workspace_id, role="owner", channel=channel)
 
     def start_background(self) -> None:
-        """Start background workers (the embedding queue)."""
+        """Start background workers (the embedding queue, periodic jobs)."""
         if self.embedding is not None and self.settings.embed_async:
             self.embedding.start()
+        if self.jobs is not None:
+            self.jobs.start()
 
     def close(self) -> None:
         """Stop workers and release the store."""
+        if self.jobs is not None:
+            self.jobs.stop()
         if self.embedding is not None:
             self.embedding.stop()
         close_embedder = getattr(self.embedder, "close", None)
@@ -111,7 +119,15 @@ def open_runtime(
         state=StateService(store, contexts, max_value_bytes=settings.max_state_bytes, clock=clock),
         default_workspace_id=workspace.id,
         clock=clock,
+        jobs=JobRunner(store, _periodic_jobs(settings, store), clock=clock),
         owns_embedder=owns_embedder,
     )
     contexts.ensure_context(runtime.local_principal("cli"), DEFAULT_CONTEXT)
     return runtime
+
+
+def _periodic_jobs(settings: Settings, store: Store) -> list[Job]:
+    jobs: list[Job] = []
+    if settings.state_sweep_seconds > 0:
+        jobs.append(sweep_expired_state(store, timedelta(seconds=settings.state_sweep_seconds)))
+    return jobs

@@ -44,6 +44,8 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = 600
     """Requests per minute per API key (and per client address); 0 turns limiting off."""
     rate_limit_burst: int = 120
+    state_sweep_seconds: float = 600
+    """How often one replica deletes expired state keys (reads hide them already); 0: never."""
 
     @property
     def base_url(self) -> str:

@@ -31,13 +31,16 @@ def kioku_env(data: Path) -> dict[str, str]:
 
 
 @contextmanager
-def running_server(data: Path, *args: str) -> Iterator[str]:
-    """``kioku serve ARGS`` on a free loopback port until the block ends; yields its URL."""
+def running_server(
+    data: Path, *args: str, env: dict[str, str] | None = None, log_name: str = "serve.log"
+) -> Iterator[str]:
+    """``kioku serve ARGS`` on a free loopback port until the block ends; yields its URL.
+    ``env`` adds to (or overrides) the environment, e.g. another ``KIOKU_DATABASE_URL``."""
     port = free_port()
-    log = (data / "serve.log").open("w")
+    log = (data / log_name).open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "kioku.cli", "serve", *args, "--port", str(port)],
-        env=kioku_env(data),
+        env={**kioku_env(data), **(env or {})},
         stdout=log,
         stderr=subprocess.STDOUT,
     )

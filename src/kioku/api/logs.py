@@ -34,4 +34,6 @@ def uvicorn_log_config() -> dict[str, Any]:
     config = copy.deepcopy(LOGGING_CONFIG)
     config.setdefault("filters", {})["redact"] = {"()": RedactSecrets}
     config["handlers"]["access"]["filters"] = ["redact"]
+    # kioku's own lines (background jobs, worker errors) in the same format as uvicorn's.
+    config["loggers"]["kioku"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
     return config

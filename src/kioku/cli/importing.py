@@ -115,10 +115,9 @@ def reembed(
         total = runtime.store.reset_embeddings(principal.workspace_id, row.id)
         with Progress(console=console) as progress:
             task = progress.add_task(f"embedding with {runtime.embedder.name}", total=total)  # type: ignore[union-attr]
-            while True:
-                jobs = runtime.store.pending_embeddings(runtime.embedding.embedder.name, 64)
-                jobs = [job for job in jobs if job.context_id == row.id]
-                if not jobs:
-                    break
-                progress.advance(task, runtime.embedding.embed_jobs(jobs) or len(jobs))
+            # Claimed jobs of other contexts are embedded too: they are leased to this
+            # process now, and leaving them would delay them until the lease runs out.
+            while jobs := runtime.embedding.claim(64):
+                runtime.embedding.embed_jobs(jobs)
+                progress.advance(task, sum(job.context_id == row.id for job in jobs))
     console.print(f"re-embedded {total} memories of {context}")

@@ -9,6 +9,7 @@ import typer
 
 from kioku.cli.common import console, err_console
 from kioku.settings import Settings
+from kioku.storage.urls import display_url
 
 
 def is_loopback(host: str) -> bool:
@@ -45,7 +46,7 @@ def serve(
         raise typer.Exit(2)
     settings = Settings(host=host, port=port, dev=dev)
     base = settings.base_url
-    console.print(f"kioku serving [bold]{settings.database_url}[/bold]")
+    console.print(f"kioku serving [bold]{display_url(settings.database_url)}[/bold]")
     console.print(f"  MCP        {base}/mcp   (streamable HTTP)")
     console.print(f"  REST API   {base}/api/v1")
     console.print(f"  OpenAPI    {base}/docs")

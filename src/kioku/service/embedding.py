@@ -1,7 +1,9 @@
 """Embedding after the write: a background worker that drains memories waiting for a vector.
 
 The queue is the database itself (``embedding_status = 'pending'``), so nothing is lost when the
-process dies: on start the worker picks up where the last one stopped. It is bounded: past
+process dies: on start the worker picks up where the last one stopped. Work is *claimed* with a
+lease (``Store.claim_embeddings``): several replicas' workers on one database take different
+memories, and a crashed worker's claim runs out after ``EMBEDDING_LEASE``. It is bounded: past
 ``queue_limit`` pending memories, writers embed inline (back-pressure instead of unbounded lag).
 """
 
@@ -11,7 +13,9 @@ import logging
 import threading
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import timedelta
 
+from kioku.clock import Clock, system_clock
 from kioku.embeddings.base import Embedder
 from kioku.storage.base import Store
 from kioku.storage.records import EmbeddingJob
@@ -19,13 +23,23 @@ from kioku.storage.records import EmbeddingJob
 log = logging.getLogger(__name__)
 
 _BATCH = 32
+EMBEDDING_LEASE = timedelta(minutes=5)
+"""How long a claim on pending memories lasts: far longer than embedding one batch takes."""
 
 
 class EmbeddingScheduler:
     """Embeds pending memories, inline on request or in one background thread."""
 
-    def __init__(self, store: Store, embedder: Embedder, *, queue_limit: int = 10_000) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        queue_limit: int = 10_000,
+        clock: Clock = system_clock,
+    ) -> None:
         self.store = store
+        self.clock = clock
         self.embedder = embedder
         self.queue_limit = queue_limit
         self._wake = threading.Event()
@@ -60,17 +74,20 @@ class EmbeddingScheduler:
             for (ws, ctx), items in groups.items()
         )
 
+    def claim(self, limit: int) -> list[EmbeddingJob]:
+        """Lease up to ``limit`` pending memories to this worker (see ``EMBEDDING_LEASE``)."""
+        now = self.clock()
+        return self.store.claim_embeddings(self.embedder.name, limit, now, now + EMBEDDING_LEASE)
+
     def drain(self) -> int:
-        """Embed everything pending now, in the calling thread (CLI, tests, benchmark)."""
+        """Embed everything pending now, in the calling thread (CLI, tests, benchmark).
+
+        Ends when no claimable memory is left: one whose vector cannot land (its context
+        switched model meanwhile) stays leased, so it is not retried in a tight loop."""
         total = 0
-        previous: set[str] = set()
-        while True:
-            jobs = self.store.pending_embeddings(self.embedder.name, _BATCH * 4)
-            ids = {job.memory_id for job in jobs}
-            if not jobs or ids == previous:
-                return total  # done, or nothing moves (e.g. a context switched model)
-            previous = ids
+        while jobs := self.claim(_BATCH * 4):
             total += self.embed_jobs(jobs)
+        return total
 
     # -- background
 
@@ -106,7 +123,7 @@ class EmbeddingScheduler:
         while not self._stop.is_set():
             self._wake.clear()
             try:
-                jobs = self.store.pending_embeddings(self.embedder.name, _BATCH)
+                jobs = self.claim(_BATCH)
                 if jobs:
                     self.embed_jobs(jobs)
                     continue

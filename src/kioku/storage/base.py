@@ -286,3 +286,16 @@ class Store(Protocol):
     def pending_count(self) -> int:
         """How many memories (all workspaces) wait for a vector: the embedding queue length."""
         ...
+
+    # -- claims: what several replicas on one database must not do twice
+    def claim_embeddings(
+        self, model: str, limit: int, now: datetime, until: datetime
+    ) -> list[EmbeddingJob]:
+        """Like ``pending_embeddings``, but leased to the caller until ``until``: no other
+        claim returns these memories before then (a crashed worker's lease just runs out)."""
+        ...
+
+    def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
+        """Win the background job ``name`` until ``until``; ``False`` while another holder's
+        (or an earlier) claim has not run out. Of concurrent claimers exactly one wins."""
+        ...

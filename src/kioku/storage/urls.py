@@ -29,3 +29,13 @@ def sqlalchemy_url(url: str) -> str:
 def migration_url(url: str) -> str:
     """The URL SQLAlchemy (the migrations) opens for any kioku database URL."""
     return sqlalchemy_url(url) if is_postgres_url(url) else url
+
+
+def display_url(url: str) -> str:
+    """The URL fit for a console or a log: any password replaced by ``***``."""
+    from sqlalchemy import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy parses: say nothing of it rather than leak it
+        return "(unparsable database URL)"

@@ -29,6 +29,7 @@ from kioku.storage.postgres.delivery import PostgresDeliveryLane
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
 from kioku.storage.postgres.feedback import PostgresFeedbackLane
 from kioku.storage.postgres.filters import filter_sql
+from kioku.storage.postgres.jobs import PostgresJobLane
 from kioku.storage.postgres.oauth import PostgresOAuthLane
 from kioku.storage.postgres.search import PostgresSearchLane
 from kioku.storage.postgres.state import PostgresStateLane
@@ -49,6 +50,15 @@ _MEMORY_COLUMNS = {
     "summary", "content", "type", "tags", "importance", "delivery_mode",
     "trigger_from", "trigger_until", "source_uri", "instruction_like",
 }  # fmt: skip
+
+
+_TEXT_CHANGED: list[LiteralString] = [
+    "embedding = NULL",
+    "embedding_model = NULL",
+    "embedding_status = 'pending'",
+    "embedding_lease_until = NULL",
+]
+"""A new text: the old vector goes, and any worker's claim on the memory with it."""
 
 
 def _encode_value(column: str, value: Any) -> Any:
@@ -73,6 +83,7 @@ class PostgresStore(
     PostgresStatsLane,
     PostgresAccessLane,
     PostgresOAuthLane,
+    PostgresJobLane,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 
@@ -281,9 +292,7 @@ class PostgresStore(
                 sets.extend(["lexical_tokens = %s::tsvector", "lexical_length = %s"])
                 params += list(encode_tokens(changes.lexical_tokens))
             if changes.text_changed:
-                sets.extend(
-                    ["embedding = NULL", "embedding_model = NULL", "embedding_status = 'pending'"]
-                )
+                sets.extend(_TEXT_CHANGED)
             conn.execute(
                 f"UPDATE memories SET {', '.join([*sets, 'updated_at = %s'])} "
                 "WHERE workspace_id = %s AND id = %s",

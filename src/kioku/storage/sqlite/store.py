@@ -35,6 +35,7 @@ from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.delivery import SQLiteDeliveryLane
 from kioku.storage.sqlite.feedback import SQLiteFeedbackLane
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
+from kioku.storage.sqlite.jobs import SQLiteJobLane
 from kioku.storage.sqlite.oauth import SQLiteOAuthLane
 from kioku.storage.sqlite.state import SQLiteStateLane
 from kioku.storage.sqlite.stats import SQLiteStatsLane
@@ -64,6 +65,7 @@ class SQLiteStore(
     SQLiteStatsLane,
     SQLiteAccessLane,
     SQLiteOAuthLane,
+    SQLiteJobLane,
 ):
     """The embedded backend. One instance per process per database file."""
 
@@ -293,6 +295,7 @@ class SQLiteStore(
                     "embedding = NULL",
                     "embedding_model = NULL",
                     "embedding_status = 'pending'",
+                    "embedding_lease_until = NULL",
                 ]
             conn.execute(
                 f"UPDATE memories SET {', '.join([*sets, 'updated_at = ?'])} WHERE seq = ?",

@@ -1,0 +1,109 @@
+"""Background jobs that must run once per period across every replica (state sweep; Sleep next).
+
+Each replica of ``kioku serve`` runs a ``JobRunner``. On every tick it tries to *claim* each
+due job in the database (``Store.claim_job``: a conditional upsert that exactly one claimer
+wins) for one period; only the winner runs it. A replica that dies mid-job loses nothing: the
+jobs are idempotent sweeps and the claim runs out at the end of its period.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from kioku.clock import Clock, system_clock
+from kioku.storage.base import Store
+
+log = logging.getLogger(__name__)
+
+MIN_TICK = 0.5
+MAX_TICK = 30.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """A named piece of upkeep, run at most once per ``every`` across all replicas."""
+
+    name: str
+    every: timedelta
+    run: Callable[[datetime], object]
+    """Called with "now"; what it returns is logged (e.g. how many rows a sweep removed)."""
+
+
+def sweep_expired_state(store: Store, every: timedelta) -> Job:
+    """Delete expired state keys of every workspace (reads already hide them; this frees
+    the space). The name is fixed: every replica claims the same job."""
+    return Job("state-sweep", every, lambda now: store.sweep_state(None, None, now))
+
+
+def replica_name() -> str:
+    """Who holds a claim: host, process and a random part (two runners in one process differ)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class JobRunner:
+    """Claims and runs due jobs, in one background thread or one pass at a time (tests)."""
+
+    def __init__(
+        self,
+        store: Store,
+        jobs: Sequence[Job],
+        *,
+        holder: str | None = None,
+        clock: Clock = system_clock,
+    ) -> None:
+        self.store = store
+        self.jobs = list(jobs)
+        self.holder = holder or replica_name()
+        self.clock = clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_due(self) -> list[str]:
+        """One pass: run every job this replica wins a claim on; returns their names."""
+        ran: list[str] = []
+        for job in self.jobs:
+            now = self.clock()
+            if not self.store.claim_job(job.name, self.holder, now, now + job.every):
+                continue
+            try:
+                result = job.run(now)
+            except Exception:
+                log.exception("job %s failed on %s", job.name, self.holder)
+                continue
+            log.info("job %s ran on %s: %s", job.name, self.holder, result)
+            ran.append(job.name)
+        return ran
+
+    @property
+    def tick_seconds(self) -> float:
+        shortest = min((job.every.total_seconds() for job in self.jobs), default=MAX_TICK)
+        return max(MIN_TICK, min(MAX_TICK, shortest / 4))
+
+    def start(self) -> None:
+        if self._thread is not None or not self.jobs:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="kioku-jobs", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self._stop.set()
+        thread.join(timeout)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.run_due()
+            except Exception:  # the database away for a moment: try again next tick
+                log.exception("job runner error on %s; retrying", self.holder)
+            self._stop.wait(self.tick_seconds)

@@ -1,0 +1,57 @@
+"""Claims on PostgreSQL: background jobs and leased embedding work, safe across replicas."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
+from kioku.storage.records import EmbeddingJob, embedding_text
+
+
+class PostgresJobLane:
+    """Mixed into ``PostgresStore``."""
+
+    db: PostgresDatabase
+
+    def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
+            # ON CONFLICT DO UPDATE locks the row and re-checks the WHERE on its newest
+            # version: of several replicas claiming at once, exactly one gets a row back.
+            row = conn.execute(
+                "INSERT INTO job_claims (name, holder, claimed_at, claimed_until) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET "
+                "holder = EXCLUDED.holder, claimed_at = EXCLUDED.claimed_at, "
+                "claimed_until = EXCLUDED.claimed_until, runs = job_claims.runs + 1 "
+                "WHERE job_claims.claimed_until <= EXCLUDED.claimed_at RETURNING name",
+                (name, holder, now, until),
+            ).fetchone()
+        return row is not None
+
+    def claim_embeddings(
+        self, model: str, limit: int, now: datetime, until: datetime
+    ) -> list[EmbeddingJob]:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
+            # SKIP LOCKED: a replica claiming at the same instant takes the next rows instead
+            # of waiting for (and then re-taking) these.
+            rows = conn.execute(
+                "WITH picked AS (SELECT m.workspace_id, m.id FROM memories m "
+                "JOIN contexts c ON c.id = m.context_id AND c.workspace_id = m.workspace_id "
+                "WHERE m.embedding_status = 'pending' AND m.deleted_at IS NULL "
+                "AND (c.embedding_model IS NULL OR c.embedding_model = %s) "
+                "AND (m.embedding_lease_until IS NULL OR m.embedding_lease_until <= %s) "
+                "ORDER BY m.seq LIMIT %s FOR UPDATE OF m SKIP LOCKED) "
+                "UPDATE memories m SET embedding_lease_until = %s FROM picked "
+                "WHERE m.workspace_id = picked.workspace_id AND m.id = picked.id "
+                "RETURNING m.seq, m.id, m.workspace_id, m.context_id, m.summary, m.content",
+                (model, now, limit, until),
+            ).fetchall()
+        rows.sort(key=lambda row: row["seq"])
+        return [
+            EmbeddingJob(
+                row["id"],
+                row["workspace_id"],
+                row["context_id"],
+                embedding_text(row["summary"], row["content"]),
+            )
+            for row in rows
+        ]
