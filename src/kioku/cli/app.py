@@ -14,6 +14,7 @@ from kioku.cli import (
     migrate,
     serve,
     state,
+    transfer,
 )
 
 app = typer.Typer(
@@ -33,6 +34,8 @@ app.command()(memory_commands.forget)
 app.command()(memory_commands.pinned)
 app.command("import-jsonl")(importing.import_jsonl)
 app.command()(importing.reembed)
+app.command()(transfer.export)
+app.command("import")(transfer.import_workspace)
 app.add_typer(contexts.app, name="contexts")
 app.add_typer(keys.app, name="keys")
 app.add_typer(state.app, name="state")

@@ -6,7 +6,7 @@ caller can never reach another tenant's rows by id.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -30,6 +30,7 @@ from kioku.storage.records import (
     StateRow,
     WorkspaceRow,
 )
+from kioku.storage.transfer import IdKind, TransferRow
 
 
 class Store(Protocol):
@@ -298,4 +299,24 @@ class Store(Protocol):
     def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
         """Win the background job ``name`` until ``until``; ``False`` while another holder's
         (or an earlier) claim has not run out. Of concurrent claimers exactly one wins."""
+        ...
+
+    # -- moving a workspace between databases (kioku export / import)
+    def dump_workspace(self, workspace_id: str, now: datetime) -> Iterator[TransferRow]:
+        """Every row of a workspace, streamed in export order: contexts by id, memories by
+        (context, created_at, id) with their vectors (deleted and superseded ones too),
+        feedback by sequence, live state keys by (context, key).
+
+        Consume it before other store calls on the same thread (it holds a read transaction).
+        """
+        ...
+
+    def restore_workspace(self, workspace_id: str, rows: Iterable[TransferRow]) -> None:
+        """Insert dumped rows as they were (ids, timestamps, counters, vectors), in one
+        transaction: all or nothing. Rows come in dependency order; vector caches are
+        invalidated for every restored context."""
+        ...
+
+    def existing_ids(self, kind: IdKind, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are already taken in the whole database (any workspace)."""
         ...

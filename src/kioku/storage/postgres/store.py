@@ -34,6 +34,7 @@ from kioku.storage.postgres.oauth import PostgresOAuthLane
 from kioku.storage.postgres.search import PostgresSearchLane
 from kioku.storage.postgres.state import PostgresStateLane
 from kioku.storage.postgres.stats import PostgresStatsLane
+from kioku.storage.postgres.transfer import PostgresTransferLane
 from kioku.storage.records import (
     ContextRow,
     MemoryChanges,
@@ -84,6 +85,7 @@ class PostgresStore(
     PostgresAccessLane,
     PostgresOAuthLane,
     PostgresJobLane,
+    PostgresTransferLane,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 

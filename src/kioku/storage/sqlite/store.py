@@ -39,6 +39,7 @@ from kioku.storage.sqlite.jobs import SQLiteJobLane
 from kioku.storage.sqlite.oauth import SQLiteOAuthLane
 from kioku.storage.sqlite.state import SQLiteStateLane
 from kioku.storage.sqlite.stats import SQLiteStatsLane
+from kioku.storage.sqlite.transfer import SQLiteTransferLane
 from kioku.storage.sqlite.vectors import SQLiteVectorLane
 from kioku.storage.vector_index import VectorIndexCache
 
@@ -66,6 +67,7 @@ class SQLiteStore(
     SQLiteAccessLane,
     SQLiteOAuthLane,
     SQLiteJobLane,
+    SQLiteTransferLane,
 ):
     """The embedded backend. One instance per process per database file."""
 

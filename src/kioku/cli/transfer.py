@@ -1,0 +1,177 @@
+"""``kioku export`` and ``kioku import``: move a whole workspace between databases as JSONL.
+
+Both open the store directly, not a runtime: no embedder is loaded (vectors travel in the
+file), and a fresh target database gets no ``default`` workspace or context before the import
+(they would collide with the imported ones).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+from kioku.cli.common import JsonOption, console, err_console, handle_errors, print_json
+from kioku.clock import system_clock
+from kioku.service.transfer import TransferSummary, export_workspace, import_file
+from kioku.settings import Settings
+from kioku.storage import Store, open_store
+
+DatabaseUrlOption = typer.Option(
+    None,
+    "--database-url",
+    help="The database to use (default: KIOKU_DATABASE_URL, else the local SQLite file).",
+    show_default=False,
+)
+
+
+def export(
+    workspace: str = typer.Option("default", "--workspace", "-w", help="Workspace to export."),
+    out: str = typer.Option("-", "--out", "-o", help="File to write; - (the default) is stdout."),
+    database_url: str | None = DatabaseUrlOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Export a whole workspace as JSONL: contexts, memories with vectors, feedback, state.
+
+    Lossless (ids, timestamps, provenance, counters, soft-deleted memories included) and
+    canonical: the same rows give the same bytes from SQLite or PostgreSQL. Expired state keys
+    are left out. Read it back with kioku import.
+    """
+    # With the data on stdout, the progress bar and the summary go to stderr.
+    report = err_console if out == "-" else console
+    with (
+        _store(database_url) as store,
+        handle_errors(),
+        _counter(report, as_json) as progress,
+        _output(out) as write,
+    ):
+        summary = export_workspace(
+            store, workspace, system_clock(), write, progress(f"exporting {workspace}")
+        )
+    _report(report, as_json, "exported", summary, out)
+
+
+def import_workspace(
+    path: str = typer.Argument(..., help="A file written by kioku export; - reads stdin."),
+    workspace: str | None = typer.Option(
+        None,
+        "--workspace",
+        "-w",
+        help="Target workspace (default: the exported one); created if missing.",
+        show_default=False,
+    ),
+    database_url: str | None = DatabaseUrlOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Import a whole workspace written by kioku export, as it was (ids, vectors, provenance).
+
+    Every line is checked first and the rows are written in one transaction: a bad line, an id
+    the database already holds or a context name the workspace already uses writes nothing.
+    (kioku import-jsonl is different: it adds new memories from plain JSON objects to one
+    context, as remember does, stamped source_type=import.)
+    """
+    with (
+        _input(path) as source,
+        _store(database_url) as store,
+        handle_errors(),
+        _counter(console, as_json) as progress,
+    ):
+        summary = import_file(store, source, workspace, progress(f"importing {path}"))
+    _report(console, as_json, "imported", summary, path)
+
+
+# ---------------------------------------------------------------- plumbing
+
+
+@contextmanager
+def _store(url: str | None) -> Iterator[Store]:
+    with handle_errors():
+        store = open_store(url or Settings().database_url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@contextmanager
+def _counter(
+    target: Console, quiet: bool
+) -> Iterator[Callable[[str], Callable[[int, int | None], None]]]:
+    """A progress bar on ``target`` (none with --json); yields a maker of update callbacks."""
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        MofNCompleteColumn(),
+        console=target,
+        disable=quiet,
+        transient=True,
+    ) as progress:
+
+        def start(description: str) -> Callable[[int, int | None], None]:
+            task = progress.add_task(description, total=None)
+            return lambda done, total: progress.update(task, completed=done, total=total)
+
+        yield start
+
+
+@contextmanager
+def _output(out: str) -> Iterator[Callable[[str], object]]:
+    """Where the lines go: stdout, or a file that appears whole (written beside, then moved)."""
+    if out == "-":
+        yield sys.stdout.write
+        sys.stdout.flush()
+        return
+    target = Path(out)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            yield handle.write
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def _input(path: str) -> Iterator[Path]:
+    """The export as a file: import reads it twice (check every line, then write)."""
+    if path != "-":
+        if not Path(path).is_file():
+            err_console.print(f"[red]error[/red]: no such file: {path}")
+            raise typer.Exit(1)
+        yield Path(path)
+        return
+    with tempfile.TemporaryDirectory(prefix="kioku-import-") as folder:
+        spooled = Path(folder) / "stdin.jsonl"
+        with spooled.open("wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        yield spooled
+
+
+def _report(
+    target: Console, as_json: bool, verb: str, summary: TransferSummary, where: str
+) -> None:
+    if as_json:
+        result = {"workspace": summary.workspace, "file": where, "counts": summary.counts}
+        if target is err_console:  # stdout holds the export itself
+            sys.stderr.write(json.dumps(result, ensure_ascii=False) + "\n")
+        else:
+            print_json(result)
+        return
+    counts = summary.counts
+    target.print(
+        f"{verb} workspace {summary.workspace} ({counts['context']} contexts, "
+        f"{counts['memory']} memories, {counts['feedback']} feedback events, "
+        f"{counts['state']} state keys) {'to' if verb == 'exported' else 'from'} {where}",
+        soft_wrap=True,
+        highlight=False,
+    )
