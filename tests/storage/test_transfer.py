@@ -8,6 +8,7 @@ another workspace's.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -255,3 +256,26 @@ def _with_tokens(rows: list[TransferRow]) -> list[TransferRow]:
         else r
         for r in rows
     ]
+
+
+def test_a_dump_reads_one_snapshot_while_others_write(source: SQLiteStore, store: Store) -> None:
+    """Rows written after the dump began are not in it, whichever kind is being read."""
+    alpha = _dump(source, "alpha")
+    target = store.ensure_workspace("alpha").id
+    store.restore_workspace(target, alpha)
+    rows = store.dump_workspace(target, NOW)
+    first = next(rows)  # the dump is open, its snapshot taken
+    assert isinstance(first, ContextRow)
+    context_id = first.id
+    late = new_memory(context_id, "written during the export", tokens="late")
+
+    def write() -> None:  # another thread: another connection, as another request would be
+        store.insert_memories(target, [late])
+        store.set_state(target, context_id, "late", "1", None, NOW)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join()
+    dumped = [first, *rows]
+    assert _comparable(dumped) == _comparable(alpha)
+    assert store.get_memory(target, late.id) is not None  # it did land, after the snapshot

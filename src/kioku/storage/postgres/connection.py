@@ -42,9 +42,12 @@ class PostgresDatabase:
         )
 
     @contextmanager
-    def transaction(self, workspace_id: str) -> Iterator[Connection[DictRow]]:
+    def transaction(
+        self, workspace_id: str, *, snapshot: bool = False
+    ) -> Iterator[Connection[DictRow]]:
         """One transaction for ``workspace_id``: committed when the block ends, rolled back if
-        it raises. Row-level security limits it to that workspace's rows.
+        it raises. Row-level security limits it to that workspace's rows. ``snapshot``: a
+        read-only REPEATABLE READ transaction, whose statements all see the same data.
 
         Used for reads too: several statements in one block then see one snapshot's worth of
         committed work (READ COMMITTED per statement, as the SQLite read path is close enough).
@@ -52,6 +55,9 @@ class PostgresDatabase:
         with self.pool.connection() as conn:
             # is_local=true: the scope ends with the transaction, so a pooled connection
             # never carries one tenant's scope into the next borrower's work.
+            if snapshot:
+                # Must come first: every statement of the block then reads one snapshot.
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             conn.execute("SELECT set_config(%s, %s, true)", (SCOPE_SETTING, workspace_id))
             yield conn
 

@@ -94,9 +94,9 @@ class PostgresTransferLane:
     db: PostgresDatabase
 
     def dump_workspace(self, workspace_id: str, now: datetime) -> Iterator[TransferRow]:
-        # One transaction; each statement reads committed rows as of its own start (READ
-        # COMMITTED), so stop writers to the workspace for an export that is one snapshot.
-        with self.db.transaction(workspace_id) as conn:
+        # One REPEATABLE READ transaction: every kind of row is read from the same snapshot,
+        # so writes landing during the export never make an inconsistent file.
+        with self.db.transaction(workspace_id, snapshot=True) as conn:
             for row in _stream(
                 conn,
                 'SELECT * FROM contexts WHERE workspace_id = %s ORDER BY id COLLATE "C"',
