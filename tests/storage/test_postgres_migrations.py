@@ -24,7 +24,8 @@ from kioku.storage.postgres.throwaway import scratch_database
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 KIOKU_TABLES = {
     "workspaces", "contexts", "memories", "retrieval_feedback", "agent_states", "api_keys",
-    "audit_events", "oauth_clients", "oauth_grants", "job_claims",
+    "audit_events", "oauth_clients", "oauth_grants", "job_claims", "memory_edges",
+    "sleep_runs", "sleep_actions",
 }  # fmt: skip
 
 Connection = psycopg.Connection[tuple[Any, ...]]

@@ -28,6 +28,8 @@ TENANT_TABLES = {
     "audit_events": "workspace_id",
 }
 
+GRAPH_AND_SLEEP_TABLES = ("memory_edges", "sleep_runs", "sleep_actions")
+
 
 @pytest.fixture
 def pg(postgres_database: str) -> Iterator[PostgresStore]:
@@ -98,10 +100,10 @@ def test_kioku_connects_as_a_role_the_policies_bind(pg: PostgresStore) -> None:
         forced = conn.execute(
             "SELECT relname FROM pg_class WHERE relrowsecurity AND relforcerowsecurity "
             "AND relname = ANY(%s)",
-            (list(TENANT_TABLES),),
+            ([*TENANT_TABLES, *GRAPH_AND_SLEEP_TABLES],),
         ).fetchall()
     assert role == {"rolname": APP_ROLE, "rolsuper": False, "rolbypassrls": False}
-    assert {row["relname"] for row in forced} == set(TENANT_TABLES)
+    assert {row["relname"] for row in forced} == {*TENANT_TABLES, *GRAPH_AND_SLEEP_TABLES}
 
 
 def test_a_query_without_a_tenant_sees_no_rows(pg: PostgresStore) -> None:
