@@ -17,6 +17,8 @@ from kioku.storage.records import (
     AuditEvent,
     ContextCounts,
     ContextRow,
+    EdgeChange,
+    EdgeRow,
     EmbeddingJob,
     FeedbackRow,
     MemoryChanges,
@@ -30,6 +32,7 @@ from kioku.storage.records import (
     StateRow,
     WorkspaceRow,
 )
+from kioku.storage.sleep import SleepActionRow, SleepRollback, SleepRunRow, TokensOf
 from kioku.storage.transfer import IdKind, TransferRow
 
 
@@ -319,4 +322,175 @@ class Store(Protocol):
 
     def existing_ids(self, kind: IdKind, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are already taken in the whole database (any workspace)."""
+        ...
+
+    # -- association graph (SQLite and PostgreSQL share the write rules: storage/graph.py).
+    # An edge joins two memories of one context of one workspace; a write whose ends are not
+    # (or, for Hebbian and declared writes, are not live) is dropped for that pair. Every write
+    # returns what it changed, pair by pair, so it can be undone (storage.graph.undo).
+    def strengthen_edges(
+        self,
+        workspace_id: str,
+        context_id: str,
+        pairs: Sequence[tuple[str, str]],
+        rate: float,
+        now: datetime,
+        *,
+        origin: str = "hebbian",
+    ) -> list[EdgeChange]:
+        """``w ← w + η·(1 − w)`` on each pair of live memories (either order); a new edge
+        starts at ``η`` with ``origin``, an existing one keeps its origin."""
+        ...
+
+    def weaken_edges(
+        self,
+        workspace_id: str,
+        context_id: str,
+        pairs: Sequence[tuple[str, str]],
+        rate: float,
+        floor: float,
+        now: datetime,
+    ) -> list[EdgeChange]:
+        """``w ← w·(1 − η)`` on existing edges; below ``floor`` an edge is deleted."""
+        ...
+
+    def declare_edges(
+        self,
+        workspace_id: str,
+        context_id: str,
+        pairs: Sequence[tuple[str, str]],
+        weight: float,
+        now: datetime,
+    ) -> list[EdgeChange]:
+        """Upsert ``declared`` edges (an existing edge keeps the larger weight)."""
+        ...
+
+    def set_edges(self, workspace_id: str, rows: Sequence[EdgeRow]) -> list[EdgeChange]:
+        """Write exact rows (Sleep and its rollback); ends may be soft-deleted."""
+        ...
+
+    def delete_edges(
+        self, workspace_id: str, pairs: Sequence[tuple[str, str]]
+    ) -> list[EdgeChange]: ...
+
+    def move_edges(
+        self, workspace_id: str, from_id: str, to_id: str, now: datetime
+    ) -> list[EdgeChange]:
+        """A merge: ``from_id``'s edges go to ``to_id`` (max weight; the pair itself dropped)."""
+        ...
+
+    def list_edges(
+        self,
+        workspace_id: str,
+        context_id: str,
+        *,
+        after: tuple[str, str] | None = None,
+        limit: int | None = None,
+    ) -> list[EdgeRow]:
+        """A context's edges by (source_id, target_id), keyset-paginated after ``after``."""
+        ...
+
+    def edges_touching(
+        self,
+        workspace_id: str,
+        memory_ids: Sequence[str],
+        min_weight: float = 0.0,
+        *,
+        live_only: bool = True,
+    ) -> list[EdgeRow]:
+        """Edges with an end in ``memory_ids`` and ``weight >= min_weight``, by pair;
+        ``live_only``: both ends not deleted. ``trust_tier`` is the ends' current tier."""
+        ...
+
+    # -- Sleep (storage/sleep.py holds the rules both backends share). Every logged change is
+    # written in the same transaction as its action, with exact values before and after.
+    def start_sleep_run(self, workspace_id: str, run: SleepRunRow, stale_before: datetime) -> None:
+        """Insert a ``running`` run; ``ConflictError`` while another (started at or after
+        ``stale_before``) is running on that context; older ``running`` ones become ``failed``."""
+        ...
+
+    def finish_sleep_run(
+        self,
+        workspace_id: str,
+        run_id: str,
+        status: str,
+        now: datetime,
+        summary: dict[str, Any],
+        error: str | None = None,
+    ) -> None: ...
+
+    def get_sleep_run(self, workspace_id: str, run_id: str) -> SleepRunRow | None: ...
+
+    def list_sleep_runs(self, workspace_id: str, context_id: str) -> list[SleepRunRow]:
+        """Newest first."""
+        ...
+
+    def list_sleep_actions(self, workspace_id: str, run_id: str) -> list[SleepActionRow]: ...
+
+    def log_sleep_action(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        kind: str,
+        target: str,
+        now: datetime,
+        *,
+        before: Any = None,
+        after: Any = None,
+        note: str | None = None,
+    ) -> SleepActionRow:
+        """An action that changes nothing undoable (a rejection, a sweep's count)."""
+        ...
+
+    def sleep_merge(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        loser_id: str,
+        winner_id: str,
+        now: datetime,
+        tokens_of: TokensOf,
+        note: str | None = None,
+    ) -> list[SleepActionRow]:
+        """Supersede ``loser_id`` by ``winner_id``: tags united on the winner, edges moved."""
+        ...
+
+    def sleep_set_importance(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        values: Sequence[tuple[str, float]],
+        now: datetime,
+        note: str | None = None,
+    ) -> list[SleepActionRow]: ...
+
+    def sleep_write_edges(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        rows: Sequence[EdgeRow],
+        deletions: Sequence[tuple[str, str]],
+        now: datetime,
+        note: str | None = None,
+    ) -> list[SleepActionRow]: ...
+
+    def sleep_insert_memory(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        row: NewMemory,
+        edges: Sequence[EdgeRow],
+        now: datetime,
+        note: str | None = None,
+    ) -> list[SleepActionRow]: ...
+
+    def rollback_sleep_run(
+        self, workspace_id: str, run_id: str, now: datetime, tokens_of: TokensOf
+    ) -> SleepRollback:
+        """Undo a run's changes, newest first, in one transaction (see storage/sleep.py)."""
         ...

@@ -280,3 +280,36 @@ class MemoryChanges:
 def embedding_text(summary: str, content: str) -> str:
     """The text a memory is embedded from: its summary, then its content."""
     return f"{summary}\n{content}" if content else summary
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    """One undirected edge of the association graph, stored once with ``source_id < target_id``
+    (code point order). ``trust_tier`` is ``external`` when either end is."""
+
+    workspace_id: str
+    context_id: str
+    source_id: str
+    target_id: str
+    weight: float
+    origin: str
+    trust_tier: str
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.source_id, self.target_id)
+
+    def other(self, memory_id: str) -> str:
+        """The end that is not ``memory_id``."""
+        return self.target_id if memory_id == self.source_id else self.source_id
+
+
+@dataclass(frozen=True)
+class EdgeChange:
+    """What one graph write did to one pair: ``before`` is ``None`` for a new edge, ``after``
+    ``None`` for a deleted one. Undo by writing ``before`` back (or deleting ``after``)."""
+
+    before: EdgeRow | None
+    after: EdgeRow | None

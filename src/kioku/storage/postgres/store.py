@@ -29,9 +29,11 @@ from kioku.storage.postgres.delivery import PostgresDeliveryLane
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
 from kioku.storage.postgres.feedback import PostgresFeedbackLane
 from kioku.storage.postgres.filters import filter_sql
+from kioku.storage.postgres.graph import PostgresGraphLane
 from kioku.storage.postgres.jobs import PostgresJobLane
 from kioku.storage.postgres.oauth import PostgresOAuthLane
 from kioku.storage.postgres.search import PostgresSearchLane
+from kioku.storage.postgres.sleep import PostgresSleepLane
 from kioku.storage.postgres.state import PostgresStateLane
 from kioku.storage.postgres.stats import PostgresStatsLane
 from kioku.storage.postgres.transfer import PostgresTransferLane
@@ -86,6 +88,8 @@ class PostgresStore(
     PostgresOAuthLane,
     PostgresJobLane,
     PostgresTransferLane,
+    PostgresGraphLane,
+    PostgresSleepLane,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 
