@@ -32,6 +32,7 @@ from kioku.storage.records import (
     StateRow,
     WorkspaceRow,
 )
+from kioku.storage.sleep import SleepActionRow, SleepRollback, SleepRunRow, TokensOf
 from kioku.storage.transfer import IdKind, TransferRow
 
 
@@ -399,4 +400,104 @@ class Store(Protocol):
     ) -> list[EdgeRow]:
         """Edges with an end in ``memory_ids`` and ``weight >= min_weight``, by pair;
         ``live_only``: both ends not deleted. ``trust_tier`` is the ends' current tier."""
+        ...
+
+    def feedback_memory_ids(
+        self, workspace_id: str, context_id: str, query: str, *, helpful: bool, limit: int
+    ) -> list[str]:
+        """Memories with (un)helpful feedback for exactly ``query`` in a context, most
+        recently judged first: who was co-helpful for one question."""
+        ...
+
+    # -- Sleep (storage/sleep.py holds the rules both backends share). Every logged change is
+    # written in the same transaction as its action, with exact values before and after.
+    def start_sleep_run(self, workspace_id: str, run: SleepRunRow, stale_before: datetime) -> None:
+        """Insert a ``running`` run; ``ConflictError`` while another (started at or after
+        ``stale_before``) is running on that context; older ``running`` ones become ``failed``."""
+        ...
+
+    def finish_sleep_run(
+        self,
+        workspace_id: str,
+        run_id: str,
+        status: str,
+        now: datetime,
+        summary: dict[str, Any],
+        error: str | None = None,
+    ) -> None: ...
+
+    def get_sleep_run(self, workspace_id: str, run_id: str) -> SleepRunRow | None: ...
+
+    def list_sleep_runs(self, workspace_id: str, context_id: str) -> list[SleepRunRow]:
+        """Newest first."""
+        ...
+
+    def list_sleep_actions(self, workspace_id: str, run_id: str) -> list[SleepActionRow]: ...
+
+    def log_sleep_action(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        kind: str,
+        target: str,
+        now: datetime,
+        *,
+        before: Any = None,
+        after: Any = None,
+        note: str | None = None,
+    ) -> SleepActionRow:
+        """An action that changes nothing undoable (a rejection, a sweep's count)."""
+        ...
+
+    def sleep_merge(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        loser_id: str,
+        winner_id: str,
+        now: datetime,
+        tokens_of: TokensOf,
+        note: str | None = None,
+    ) -> list[SleepActionRow]:
+        """Supersede ``loser_id`` by ``winner_id``: tags united on the winner, edges moved."""
+        ...
+
+    def sleep_set_importance(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        values: Sequence[tuple[str, float]],
+        now: datetime,
+        note: str | None = None,
+    ) -> list[SleepActionRow]: ...
+
+    def sleep_write_edges(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        rows: Sequence[EdgeRow],
+        deletions: Sequence[tuple[str, str]],
+        now: datetime,
+        note: str | None = None,
+    ) -> list[SleepActionRow]: ...
+
+    def sleep_insert_memory(
+        self,
+        workspace_id: str,
+        run_id: str,
+        phase: str,
+        row: NewMemory,
+        edges: Sequence[EdgeRow],
+        now: datetime,
+        note: str | None = None,
+    ) -> list[SleepActionRow]: ...
+
+    def rollback_sleep_run(
+        self, workspace_id: str, run_id: str, now: datetime, tokens_of: TokensOf
+    ) -> SleepRollback:
+        """Undo a run's changes, newest first, in one transaction (see storage/sleep.py)."""
         ...

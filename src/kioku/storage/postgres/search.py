@@ -145,12 +145,8 @@ class PostgresSearchLane:
         if not context_ids or limit <= 0:
             return []
         dim = int(query.shape[0])
+        # Superseded memories are left out unless asked for, as on SQLite.
         where, params = filter_sql(workspace_id, context_ids, flt)
-        if not flt.is_narrowing:
-            # SQLite's index holds every live embedded memory, superseded ones included, and
-            # only a narrowing filter restricts it: the same rows are searched here.
-            where = "m.workspace_id = %s AND m.context_id = ANY(%s)"
-            params = params[:2]
         with self.db.transaction(workspace_id) as conn:
             # Only contexts embedded at the query's dimension: <=> refuses mixed dimensions.
             same_dim = [

@@ -33,6 +33,7 @@ from kioku.storage.postgres.graph import PostgresGraphLane
 from kioku.storage.postgres.jobs import PostgresJobLane
 from kioku.storage.postgres.oauth import PostgresOAuthLane
 from kioku.storage.postgres.search import PostgresSearchLane
+from kioku.storage.postgres.sleep import PostgresSleepLane
 from kioku.storage.postgres.state import PostgresStateLane
 from kioku.storage.postgres.stats import PostgresStatsLane
 from kioku.storage.postgres.transfer import PostgresTransferLane
@@ -88,6 +89,7 @@ class PostgresStore(
     PostgresJobLane,
     PostgresTransferLane,
     PostgresGraphLane,
+    PostgresSleepLane,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 

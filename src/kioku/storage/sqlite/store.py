@@ -38,6 +38,7 @@ from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.graph import SQLiteGraphLane
 from kioku.storage.sqlite.jobs import SQLiteJobLane
 from kioku.storage.sqlite.oauth import SQLiteOAuthLane
+from kioku.storage.sqlite.sleep import SQLiteSleepLane
 from kioku.storage.sqlite.state import SQLiteStateLane
 from kioku.storage.sqlite.stats import SQLiteStatsLane
 from kioku.storage.sqlite.transfer import SQLiteTransferLane
@@ -70,6 +71,7 @@ class SQLiteStore(
     SQLiteJobLane,
     SQLiteTransferLane,
     SQLiteGraphLane,
+    SQLiteSleepLane,
 ):
     """The embedded backend. One instance per process per database file."""
 

@@ -87,8 +87,29 @@ class SQLiteVectorLane:
             hits.extend(
                 index.search(query, limit, None if allowed is None else allowed.__contains__)
             )
+        if flt.include_superseded and allowed:
+            hits.extend(self._superseded_hits(workspace_id, allowed, query))
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return [ScoredId(memory_id, score) for memory_id, score in hits[:limit]]
+
+    def _superseded_hits(
+        self, workspace_id: str, allowed: set[str], query: np.ndarray
+    ) -> list[tuple[str, float]]:
+        """Exact cosine over the superseded memories among ``allowed``: the cache holds only
+        unsuperseded ones, and superseded memories are few (Sleep's merge losers)."""
+        hits: list[tuple[str, float]] = []
+        conn = self.db.connection()
+        for chunk in chunked(sorted(allowed)):
+            for memory_id, blob in conn.execute(
+                "SELECT id, embedding FROM memories WHERE workspace_id = ? "
+                f"AND id IN ({placeholders(chunk)}) AND superseded_by IS NOT NULL "
+                "AND deleted_at IS NULL AND embedding_status = 'ready'",
+                (workspace_id, *chunk),
+            ):
+                vector = decode_vector(blob)
+                if vector.shape == query.shape:
+                    hits.append((memory_id, float(vector @ query.astype(np.float32))))
+        return hits
 
     def _context_index(self, workspace_id: str, context_id: str):
         row = (
@@ -115,7 +136,7 @@ class SQLiteVectorLane:
             ).fetchone()[0]
             rows = conn.execute(
                 "SELECT id, embedding FROM memories WHERE workspace_id = ? AND context_id = ? "
-                "AND embedding_status = 'ready' AND deleted_at IS NULL",
+                "AND embedding_status = 'ready' AND deleted_at IS NULL AND superseded_by IS NULL",
                 (workspace_id, context_id),
             ).fetchall()
         return (dim or 0), [(row[0], decode_vector(row[1])) for row in rows]
@@ -166,18 +187,22 @@ class SQLiteVectorLane:
             elif context["embedding_model"] != model or context["embedding_dim"] != dim:
                 return 0  # never mix models in one context; `kioku reembed` switches explicitly
             landed: list[tuple[str, np.ndarray]] = []
+            indexed: list[tuple[str, np.ndarray]] = []
             for memory_id, vector in items:
                 updated = conn.execute(
                     "UPDATE memories SET embedding = ?, embedding_model = ?, "
                     "embedding_status = 'ready' WHERE workspace_id = ? AND context_id = ? "
-                    "AND id = ? AND embedding_status = 'pending' AND deleted_at IS NULL",
+                    "AND id = ? AND embedding_status = 'pending' AND deleted_at IS NULL "
+                    "RETURNING superseded_by",
                     (encode_vector(vector), model, workspace_id, context_id, memory_id),
-                ).rowcount
-                if updated:
+                ).fetchone()
+                if updated is not None:
                     landed.append((memory_id, vector))
+                    if updated[0] is None:  # the cache holds unsuperseded memories only
+                        indexed.append((memory_id, vector))
             if landed:
                 generation = self._bump_generation(conn, context_id)
-                self.index.apply(context_id, generation, upserts=landed)
+                self.index.apply(context_id, generation, upserts=indexed)
         return len(landed)
 
     def mark_embedding_failed(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
