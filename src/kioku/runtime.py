@@ -14,6 +14,7 @@ from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.feedback import FeedbackService
+from kioku.service.graph import GraphService
 from kioku.service.jobs import Job, JobRunner, sweep_expired_state
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
@@ -40,6 +41,7 @@ class Runtime:
     contexts: ContextService
     memories: MemoryService
     recall: RecallService
+    graph: GraphService
     delivery: DeliveryService
     feedback: FeedbackService
     state: StateService
@@ -97,6 +99,7 @@ def open_runtime(
     )
     workspace = store.ensure_workspace(DEFAULT_WORKSPACE)
     contexts = ContextService(store)
+    graph = GraphService(store, contexts, clock=clock)
     runtime = Runtime(
         settings=settings,
         store=store,
@@ -109,10 +112,14 @@ def open_runtime(
             scheduler,
             max_content_bytes=settings.max_content_bytes,
             embed_async=settings.embed_async,
+            graph=graph,
         ),
-        recall=RecallService(store, contexts, embedder, fetch_factor=settings.fetch_factor),
+        recall=RecallService(
+            store, contexts, embedder, fetch_factor=settings.fetch_factor, graph=graph
+        ),
+        graph=graph,
         delivery=DeliveryService(store, contexts, clock=clock),
-        feedback=FeedbackService(store, contexts, clock=clock),
+        feedback=FeedbackService(store, contexts, clock=clock, graph=graph),
         stats=StatsService(store, contexts, clock=clock),
         keys=KeyService(store, contexts, clock=clock),
         audit=AuditService(store),

@@ -221,3 +221,17 @@ def test_purge_and_context_delete_take_the_edges(store: Store) -> None:
     assert [e.pair for e in store.list_edges(ws, ctx.id)] == [_pair(a, c)]
     assert store.delete_context(ws, ctx.id)
     assert store.list_edges(ws, ctx.id) == []
+
+
+def test_feedback_memory_ids_are_the_co_helpful_memories_of_one_query(store: Store) -> None:
+    from tests.storage.test_lanes_contract import _feedback
+
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "notes")
+    a, b, c = (m.id for m in _memories(store, ws, ctx.id, "a", "b", "c"))
+    for memory_id, helpful in ((a, True), (b, True), (c, False), (a, True)):
+        store.insert_feedback(ws, _feedback(ctx.id, memory_id, helpful))
+    assert store.feedback_memory_ids(ws, ctx.id, "q", helpful=True, limit=10) == [a, b]
+    assert store.feedback_memory_ids(ws, ctx.id, "q", helpful=False, limit=10) == [c]
+    assert store.feedback_memory_ids(ws, ctx.id, "other", helpful=True, limit=10) == []
+    assert store.feedback_memory_ids(ws, ctx.id, "q", helpful=True, limit=1) == [a]

@@ -17,6 +17,7 @@ from kioku.models.base import (
     TrustTier,
 )
 from kioku.models.contexts import Context, ContextCreate, ContextPage, ContextUpdate, SearchConfig
+from kioku.models.graph import EdgeOrigin, ExploreResult, MemoryDetail, MemoryEdge, Neighbour
 from kioku.models.lanes import (
     DEFAULT_STATE_TTL,
     MAX_STATE_TTL,
@@ -84,7 +85,9 @@ __all__ = [
     "ContextStats",
     "ContextUpdate",
     "DeliveryMode",
+    "EdgeOrigin",
     "EmbeddingStatus",
+    "ExploreResult",
     "Feedback",
     "FeedbackCreate",
     "FeedbackPage",
@@ -95,8 +98,11 @@ __all__ = [
     "Label",
     "Memory",
     "MemoryCreate",
+    "MemoryDetail",
+    "MemoryEdge",
     "MemoryPage",
     "MemoryUpdate",
+    "Neighbour",
     "PinnedItem",
     "PinnedResult",
     "RecallFilters",

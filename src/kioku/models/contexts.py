@@ -79,6 +79,8 @@ class SearchConfig(InputModel):
     rrf_k: int = Field(default=60, ge=1, le=1000)
     lexical_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
     vector_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
+    graph_boost: float = Field(default=0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    """Mix graph neighbours of the top results into the ranking (0: off; see docs/graph.md)."""
 
 
 class Context(BaseModel):

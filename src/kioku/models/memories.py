@@ -29,6 +29,8 @@ from kioku.models.base import (
     clean_tags,
 )
 
+MAX_LINKS = 20
+
 
 class MemoryCreate(InputModel):
     """One memory to write. ``source_type`` and ``trust_tier`` are stamped by the server."""
@@ -42,6 +44,11 @@ class MemoryCreate(InputModel):
     trigger_from: AwareDatetime | None = None
     trigger_until: AwareDatetime | None = None
     source_uri: StrictStr | None = Field(default=None, max_length=2048)
+    linked_memory_ids: list[StrictStr] = Field(
+        default_factory=list,
+        max_length=MAX_LINKS,
+        description="Live memories of the same context to link to (declared edges).",
+    )
 
     _summary = field_validator("summary")(clean_summary)
     _tags = field_validator("tags")(clean_tags)

@@ -20,6 +20,7 @@ from kioku.models.base import (
     SourceType,
     TrustTier,
 )
+from kioku.models.graph import Neighbour
 from kioku.models.memories import Memory
 
 
@@ -55,6 +56,9 @@ class RecallRequest(InputModel):
     query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     k: int = Field(default=5, ge=1, le=100)
     filters: RecallFilters = Field(default_factory=RecallFilters)
+    include_related: StrictBool = Field(
+        default=False, description="Also return graph neighbours of the results as related."
+    )
 
     @field_validator("query")
     @classmethod
@@ -73,6 +77,9 @@ class ScoreBreakdown(BaseModel):
     vector_rank: int | None
     fused: float
     rerank: float
+    graph: float | None = Field(
+        default=None, description="Graph boost factor (only when the context turns it on)."
+    )
 
 
 class RecallHit(Memory):
@@ -88,3 +95,7 @@ class RecallResult(BaseModel):
     results: list[RecallHit]
     confidence: Confidence
     legs: list[str] = Field(description="Which search legs ran: lexical, vector.")
+    related: list[Neighbour] = Field(
+        default_factory=list,
+        description="Graph neighbours of the results (include_related), never a result itself.",
+    )

@@ -13,6 +13,7 @@ from kioku.errors import InvalidInputError, NotFoundError
 from kioku.models import Feedback, FeedbackCreate, FeedbackPage
 from kioku.service.contexts import ContextService
 from kioku.service.cursors import pack_cursor, unpack_cursor
+from kioku.service.graph import GraphService
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.storage.base import Store
@@ -39,10 +40,17 @@ def feedback_view(row: FeedbackRow) -> Feedback:
 class FeedbackService:
     """Append and read retrieval feedback. There is deliberately no update or delete."""
 
-    def __init__(self, store: Store, contexts: ContextService, clock: Clock = system_clock):
+    def __init__(
+        self,
+        store: Store,
+        contexts: ContextService,
+        clock: Clock = system_clock,
+        graph: GraphService | None = None,
+    ):
         self.store = store
         self.contexts = contexts
         self.clock = clock
+        self.graph = graph or GraphService(store, contexts, clock=clock)
 
     @operation("feedback", audited=True)
     def feedback(self, principal: Principal, context_ref: str, data: FeedbackCreate) -> Feedback:
@@ -67,6 +75,9 @@ class FeedbackService:
             raise NotFoundError(
                 f"memory {data.memory_id!r} not found in this context", field="memory_id"
             )
+        self.graph.learn_from_feedback(
+            principal.workspace_id, context.id, data.memory_id, data.helpful, data.query
+        )
         return feedback_view(row)
 
     @operation("read")

@@ -14,6 +14,7 @@ from kioku.models import (
     BatchResult,
     Memory,
     MemoryCreate,
+    MemoryDetail,
     MemoryPage,
     MemoryUpdate,
     RecallFilters,
@@ -24,6 +25,7 @@ from kioku.service.contexts import ContextService, raise_null
 from kioku.service.cursors import pack_cursor, unpack_cursor
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.filters import memory_filter
+from kioku.service.graph import GraphService
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.suspicious import is_suspicious
@@ -82,10 +84,12 @@ class MemoryService:
         *,
         max_content_bytes: int,
         embed_async: bool = True,
+        graph: GraphService | None = None,
     ) -> None:
         self.store = store
         self.contexts = contexts
         self.embedding = embedding
+        self.graph = graph or GraphService(store, contexts)
         self.max_content_bytes = max_content_bytes
         self.embed_async = embed_async
 
@@ -147,8 +151,12 @@ class MemoryService:
     ) -> Memory:
         """Write one memory. Lexically searchable at once; vector-searchable once embedded."""
         context = self.contexts.resolve(principal, context_ref)
+        links = self.graph.check_links(
+            principal, context, data.linked_memory_ids, "linked_memory_ids"
+        )
         row = self._new_row(principal, context, data, datetime.now(UTC))
         self.store.insert_memories(principal.workspace_id, [row])
+        self.graph.link(principal.workspace_id, context.id, row.id, links)
         self._after_write(principal, [row], wait)
         return self._get(principal, context, row.id)
 
@@ -164,12 +172,18 @@ class MemoryService:
         now = datetime.now(UTC)
         results: list[BatchItemResult] = []
         rows: list[NewMemory] = []
+        links: dict[str, list[str]] = {}
         for index, item in enumerate(batch.items):
             prefix = f"items[{index}]."
             try:
                 # Distinct microseconds keep the batch's order in listings.
                 stamp = now + timedelta(microseconds=index)
-                row = self._new_row(principal, context, MemoryCreate.model_validate(item), stamp)
+                data = MemoryCreate.model_validate(item)
+                linked = self.graph.check_links(
+                    principal, context, data.linked_memory_ids, "linked_memory_ids"
+                )
+                row = self._new_row(principal, context, data, stamp)
+                links[row.id] = linked
             except ValidationError as exc:
                 field, message = first_error(exc, prefix)
                 results.append(_item_error(index, "invalid_input", field, message))
@@ -190,6 +204,8 @@ class MemoryService:
                 details=[r.error or {} for r in failed],
             )
         self.store.insert_memories(principal.workspace_id, rows)
+        for row in rows:
+            self.graph.link(principal.workspace_id, context.id, row.id, links[row.id])
         self._after_write(principal, rows, batch.wait)
         return BatchResult(created=len(rows), failed=len(failed), results=results)
 
@@ -282,13 +298,15 @@ class MemoryService:
         memory_id: str,
         *,
         include_deleted: bool = False,
-    ) -> Memory:
-        """One memory in full. Counts as an access."""
+    ) -> MemoryDetail:
+        """One memory in full, with its edges. Counts as an access."""
         context = self.contexts.resolve(principal, context_ref)
         self._row(principal, context, memory_id, include_deleted=include_deleted)
         self.store.record_access(principal.workspace_id, memory_id, datetime.now(UTC))
-        return memory_view(
-            self._row(principal, context, memory_id, include_deleted=include_deleted)
+        row = self._row(principal, context, memory_id, include_deleted=include_deleted)
+        return MemoryDetail(
+            **memory_view(row).model_dump(),
+            edges=self.graph.edges_of(principal.workspace_id, memory_id),
         )
 
     @operation("read")

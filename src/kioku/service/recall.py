@@ -18,6 +18,7 @@ from kioku.search.rerank import rerank_factor
 from kioku.search.tokenize import tokenize
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
+from kioku.service.graph import GraphService
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.views import memory_view
@@ -25,6 +26,7 @@ from kioku.storage.base import Store
 from kioku.storage.records import ContextRow, MemoryFilter, ScoredId
 
 MIN_LEG_DEPTH = 40
+RELATED_MIN_WEIGHT = 0.05
 _LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kioku-recall")
 
 
@@ -38,11 +40,13 @@ class RecallService:
         embedder: Embedder | None,
         *,
         fetch_factor: int = 4,
+        graph: GraphService | None = None,
     ) -> None:
         self.store = store
         self.contexts = contexts
         self.embedder = embedder
         self.fetch_factor = fetch_factor
+        self.graph = graph or GraphService(store, contexts)
 
     def _scope(
         self, principal: Principal, context_ref: str, request: RecallRequest
@@ -94,7 +98,13 @@ class RecallService:
         ranked = sorted(
             ((fused[memory_id] * factor, memory_id) for memory_id, factor in factors.items()),
             key=lambda pair: (-pair[0], pair[1]),
-        )[: request.k]
+        )
+        graph_factors: dict[str, float] = {}
+        if config.graph_boost > 0:
+            ranked, graph_factors = self.graph.boost(
+                ws, ranked, config.graph_boost, trusted_only=flt.trust_tier == "trusted"
+            )
+        ranked = ranked[: request.k]
         # Only the k winners are loaded in full (content can be up to 1 MiB each).
         rows = self.store.get_memories(ws, [memory_id for _, memory_id in ranked])
         ranks: dict[str, dict[str, tuple[int, float]]] = {}
@@ -115,6 +125,7 @@ class RecallService:
                 vector_rank=None if vector is None else vector[0],
                 fused=round(fused[memory_id], 8),
                 rerank=round(factors[memory_id], 6),
+                graph=round(graph_factors[memory_id], 6) if graph_factors else None,
             )
             hits.append(
                 RecallHit(
@@ -127,7 +138,14 @@ class RecallService:
         confidence = judge_confidence(
             top.lexical_rank if top else None, top.vector_rank if top else None, len(ran)
         )
-        return RecallResult(results=hits, confidence=confidence, legs=list(ran))
+        related = []
+        if request.include_related and hits:
+            seeds = [hit.id for hit in hits]
+            related = self.graph.neighbours(
+                ws, seeds, flt, depth=1, min_weight=RELATED_MIN_WEIGHT, limit=request.k
+            )
+        self.graph.learn_from_recall(ws, [(hit.id, hit.context_id) for hit in hits])
+        return RecallResult(results=hits, confidence=confidence, legs=list(ran), related=related)
 
     def _run_legs(
         self,

@@ -409,6 +409,13 @@ class Store(Protocol):
         recently judged first: who was co-helpful for one question."""
         ...
 
+    def feedback_memory_ids(
+        self, workspace_id: str, context_id: str, query: str, *, helpful: bool, limit: int
+    ) -> list[str]:
+        """Memories with (un)helpful feedback for exactly ``query`` in a context, most
+        recently judged first: who was co-helpful for one question."""
+        ...
+
     # -- Sleep (storage/sleep.py holds the rules both backends share). Every logged change is
     # written in the same transaction as its action, with exact values before and after.
     def start_sleep_run(self, workspace_id: str, run: SleepRunRow, stale_before: datetime) -> None:

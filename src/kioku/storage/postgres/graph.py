@@ -140,6 +140,18 @@ class PostgresGraphLane(GraphWrites):
             ).fetchall()
         return [_edge_from_row(row) for row in rows]
 
+    def feedback_memory_ids(
+        self, workspace_id: str, context_id: str, query: str, *, helpful: bool, limit: int
+    ) -> list[str]:
+        with self.db.transaction(workspace_id) as conn:
+            rows = conn.execute(
+                "SELECT memory_id, max(seq) AS last FROM retrieval_feedback "
+                "WHERE workspace_id = %s AND context_id = %s AND query = %s AND helpful = %s "
+                "GROUP BY memory_id ORDER BY last DESC LIMIT %s",
+                (workspace_id, context_id, query, helpful, limit),
+            ).fetchall()
+        return [row["memory_id"] for row in rows]
+
     def edges_touching(
         self,
         workspace_id: str,

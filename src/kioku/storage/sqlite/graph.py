@@ -139,6 +139,21 @@ class SQLiteGraphLane(GraphWrites):
         )
         return [_edge_from_row(row) for row in rows]
 
+    def feedback_memory_ids(
+        self, workspace_id: str, context_id: str, query: str, *, helpful: bool, limit: int
+    ) -> list[str]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT memory_id, max(seq) AS last FROM retrieval_feedback "
+                "WHERE workspace_id = ? AND context_id = ? AND query = ? AND helpful = ? "
+                "GROUP BY memory_id ORDER BY last DESC LIMIT ?",
+                (workspace_id, context_id, query, int(helpful), limit),
+            )
+            .fetchall()
+        )
+        return [row[0] for row in rows]
+
     def edges_touching(
         self,
         workspace_id: str,
