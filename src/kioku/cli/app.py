@@ -65,6 +65,9 @@ def bench(
         help="An existing PostgreSQL server (with pgvector) for --backend postgres: a role "
         "that may create databases; scratch databases kioku_bench_* are created and dropped.",
     ),
+    scale_only: bool = typer.Option(
+        False, "--scale-only", help="Only the --scale runs (no LoCoMo/JSQuAD retrieval arms)."
+    ),
 ) -> None:
     """Run the retrieval + latency benchmark (LoCoMo, JSQuAD) with BM25/vector/hybrid arms."""
     from kioku.benchmark.backend import BACKENDS
@@ -82,4 +85,5 @@ def bench(
         as_json=as_json,
         backend=backend,
         postgres_url=postgres_url,
+        scale_only=scale_only,
     )
