@@ -19,18 +19,21 @@ from kioku.service.feedback import FeedbackService
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.recall import RecallService
+from kioku.service.sleep import SleepService
 from kioku.service.state import StateService
 from kioku.service.stats import StatsService
 
 SERVICES = (
     ContextService, MemoryService, RecallService, DeliveryService, FeedbackService, StateService,
-    StatsService, KeyService, AuditService,
+    StatsService, KeyService, AuditService, SleepService,
 )  # fmt: skip
 INTERNAL = {
     "resolve": "turns a context id or name into a row for the other services",
     "ensure_context": "creates the default context at start-up",
     "authenticate": "turns a bearer key into a principal before any operation runs",
     "key_principal": "turns an OAuth grant's key into a principal before any operation runs",
+    "phases": "chooses Sleep's phases for a mode, inside sleep",
+    "run_context": "runs Sleep on a resolved context: sleep and the schedule call it",
 }
 NOT_AN_MCP_TOOL = {
     "get_context": "list_contexts gives an agent every context it can use",
@@ -43,6 +46,8 @@ NOT_AN_MCP_TOOL = {
     "list_keys": "key management is for admins, not for the agent loop",
     "revoke_key": "key management is for admins, not for the agent loop",
     "list_audit": "the audit log is for admins and operators",
+    "sleep_report": "reviewing a Sleep run action by action is an operator's work",
+    "rollback_sleep": "undoing a Sleep run is an admin's review decision",
 }
 NOT_A_REST_OPERATION = {"purge": "DELETE /contexts/{id}/memories/{memory_id}?purge=true (forget)"}
 

@@ -20,6 +20,7 @@ from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Channel, Principal
 from kioku.service.recall import RecallService
+from kioku.service.sleep import LLMConfig, SleepConfig, SleepService, sleep_job
 from kioku.service.state import StateService
 from kioku.service.stats import StatsService
 from kioku.settings import Settings
@@ -55,6 +56,8 @@ class Runtime:
     """Where every time-driven lane reads "now" (tests pass a hand-moved clock)."""
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
+    sleep: SleepService = field(init=False)
+    """Consolidation (SPEC §8): run now, report, roll back; scheduled through ``jobs``."""
 
     def local_principal(self, channel: Channel) -> Principal:
         """The owner of the default workspace (dev mode, CLI, stdio MCP: no key needed)."""
@@ -130,7 +133,29 @@ def open_runtime(
         owns_embedder=owns_embedder,
     )
     contexts.ensure_context(runtime.local_principal("cli"), DEFAULT_CONTEXT)
+    runtime.sleep = SleepService(store, contexts, _sleep_config(settings), clock=clock)
+    if settings.sleep_interval_seconds > 0 and runtime.jobs is not None:
+        every = timedelta(seconds=settings.sleep_interval_seconds)
+        runtime.jobs.jobs.append(sleep_job(store, runtime.sleep.run_context, every))
     return runtime
+
+
+def _sleep_config(settings: Settings) -> SleepConfig:
+    llm = None
+    if settings.sleep_llm_base_url:
+        llm = LLMConfig(
+            base_url=settings.sleep_llm_base_url,
+            model=settings.sleep_llm_model,
+            api_key=settings.sleep_llm_api_key,
+            max_calls=settings.sleep_llm_max_calls,
+        )
+    return SleepConfig(
+        max_memories=settings.sleep_max_memories,
+        merge_threshold=settings.sleep_merge_threshold,
+        edge_half_life=timedelta(days=settings.sleep_edge_half_life_days),
+        edge_floor=settings.sleep_edge_floor,
+        llm=llm,
+    )
 
 
 def _periodic_jobs(settings: Settings, store: Store) -> list[Job]:

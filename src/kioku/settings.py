@@ -46,6 +46,21 @@ class Settings(BaseSettings):
     rate_limit_burst: int = 120
     state_sweep_seconds: float = 600
     """How often one replica deletes expired state keys (reads hide them already); 0: never."""
+    sleep_interval_seconds: float = 86400
+    """How often each context whose sleep_mode is not off is consolidated (one replica runs
+    each context each period); 0: only when asked (`kioku sleep`, REST, MCP)."""
+    sleep_max_memories: int = 2000
+    """The newest live memories of a context one Sleep run considers."""
+    sleep_merge_threshold: float = 0.985
+    """Cosine at or above which Sleep merges two memories (set for the bundled model)."""
+    sleep_edge_half_life_days: float = 14
+    sleep_edge_floor: float = 0.05
+    sleep_llm_base_url: str = ""
+    """An OpenAI-compatible chat API for Sleep's optional phases; empty: no LLM phases."""
+    sleep_llm_model: str = ""
+    sleep_llm_api_key: str = ""
+    sleep_llm_max_calls: int = 20
+    """Chat calls per Sleep run, at most."""
 
     @property
     def base_url(self) -> str:

@@ -19,7 +19,7 @@ from tests.conftest import ManualClock
 TOOLS = {
     "remember", "remember_batch", "update_memory", "forget", "get_memory", "list_memories",
     "recall", "load_pinned", "upcoming", "feedback", "set_state", "get_state", "delete_state",
-    "list_contexts", "create_context", "stats",
+    "list_contexts", "create_context", "stats", "sleep",
 }  # fmt: skip
 TOOL_LIST_BUDGET = 12_000
 
@@ -154,5 +154,17 @@ def test_errors_are_tool_errors_that_name_the_field(runtime: Runtime) -> None:
             "remember_batch",
             {"items": [{"summary": "a", "trust_tier": "trusted"}], "atomic": True},
         )
+
+    drive(build_mcp(runtime), scenario)
+
+
+def test_sleep_tool_consolidates_and_answers_with_counts(runtime: Runtime) -> None:
+    async def scenario(client: Client) -> None:
+        for _ in range(2):
+            await call(client, "remember", {"summary": "The staging database uses port 5433"})
+        run = await call(client, "sleep", {})
+        assert run["status"] == "done" and set(run["summary"]) == {"sweep", "edges"}
+        report = runtime.sleep.sleep_report(runtime.local_principal("mcp"), run["run_id"])
+        assert report.trigger == "manual"
 
     drive(build_mcp(runtime), scenario)

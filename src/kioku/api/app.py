@@ -20,6 +20,7 @@ from kioku.api.routes import (
     health,
     memories,
     recall,
+    sleep,
     state,
 )
 from kioku.runtime import Runtime, open_runtime
@@ -66,7 +67,7 @@ def create_app(
         app.state.runtime = runtime
     install_error_handlers(app)
     api = APIRouter(prefix="/api/v1")
-    for module in (contexts, memories, recall, delivery, feedback, state, access, health):
+    for module in (contexts, memories, recall, delivery, feedback, state, sleep, access, health):
         api.include_router(module.router)
     app.include_router(api)
     app.add_api_route(  # also at /health, where load balancers look

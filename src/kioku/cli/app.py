@@ -13,6 +13,7 @@ from kioku.cli import (
     memory_commands,
     migrate,
     serve,
+    sleep,
     state,
     transfer,
 )
@@ -40,6 +41,7 @@ app.add_typer(contexts.app, name="contexts")
 app.add_typer(keys.app, name="keys")
 app.add_typer(state.app, name="state")
 app.add_typer(feedback.app, name="feedback")
+app.add_typer(sleep.app, name="sleep")
 
 
 @app.command()

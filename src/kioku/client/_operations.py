@@ -43,6 +43,7 @@ from kioku.models import (
     TagFilter,
     UpcomingResult,
 )
+from kioku.models.sleep import SleepReport, SleepRollback
 
 
 class _Unset(enum.Enum):
@@ -150,6 +151,22 @@ def delete_context(context_id: str) -> Call[None]:
 
 def stats(context_id: str) -> Call[ContextStats]:
     return Call("GET", path("contexts", context_id, "stats"), ContextStats.model_validate_json)
+
+
+# ---------------------------------------------------------------- sleep
+
+
+def sleep(context_id: str, *, mode: str | None) -> Call[SleepReport]:
+    url = path("contexts", context_id, "sleep")
+    return Call("POST", url, SleepReport.model_validate_json, body=given(mode=mode))
+
+
+def sleep_report(run_id: str) -> Call[SleepReport]:
+    return Call("GET", path("sleep", run_id), SleepReport.model_validate_json)
+
+
+def rollback_sleep(run_id: str) -> Call[SleepRollback]:
+    return Call("POST", path("sleep", run_id, "rollback"), SleepRollback.model_validate_json)
 
 
 # ---------------------------------------------------------------- memories

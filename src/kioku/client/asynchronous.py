@@ -36,6 +36,7 @@ from kioku.models import (
     TrustTier,
     UpcomingResult,
 )
+from kioku.models.sleep import SleepReport, SleepRollback
 
 T = TypeVar("T")
 
@@ -148,6 +149,19 @@ class AsyncClient:
     async def stats(self, context_id: str) -> ContextStats:
         """Counts per lane of a context (memories, pinned, external, state keys, feedback)."""
         return await self._send(ops.stats(context_id))
+
+    async def sleep(self, context_id: str, *, mode: str | None = None) -> SleepReport:
+        """Consolidate a context now (``mode``: ``edges_only`` or ``full``; default the
+        context's sleep_mode) and return the run with every action."""
+        return await self._send(ops.sleep(context_id, mode=mode))
+
+    async def sleep_report(self, run_id: str) -> SleepReport:
+        """One Sleep run with every action it logged."""
+        return await self._send(ops.sleep_report(run_id))
+
+    async def rollback_sleep(self, run_id: str) -> SleepRollback:
+        """Restore what a Sleep run changed (admin; the context's latest run only)."""
+        return await self._send(ops.rollback_sleep(run_id))
 
     # ------------------------------------------------------------ memories
 

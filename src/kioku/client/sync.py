@@ -36,6 +36,7 @@ from kioku.models import (
     TrustTier,
     UpcomingResult,
 )
+from kioku.models.sleep import SleepReport, SleepRollback
 
 T = TypeVar("T")
 
@@ -149,6 +150,19 @@ class Client:
     def stats(self, context_id: str) -> ContextStats:
         """Counts per lane of a context (memories, pinned, external, state keys, feedback)."""
         return self._send(ops.stats(context_id))
+
+    def sleep(self, context_id: str, *, mode: str | None = None) -> SleepReport:
+        """Consolidate a context now (``mode``: ``edges_only`` or ``full``; default the
+        context's sleep_mode) and return the run with every action."""
+        return self._send(ops.sleep(context_id, mode=mode))
+
+    def sleep_report(self, run_id: str) -> SleepReport:
+        """One Sleep run with every action it logged."""
+        return self._send(ops.sleep_report(run_id))
+
+    def rollback_sleep(self, run_id: str) -> SleepRollback:
+        """Restore what a Sleep run changed (admin; the context's latest run only)."""
+        return self._send(ops.rollback_sleep(run_id))
 
     # ------------------------------------------------------------ memories
 

@@ -45,9 +45,9 @@ def lane_tools(
         cap: Annotated[int, Field(description="Clamped to 1-1000.")] = 100,
         filters: BROWSE_FILTERS = None,
     ) -> str:
-        """Call at the start of every turn: goals, guardrails and rules pinned with
-        delivery_mode="always", plus on_trigger memories due now; same state, same answer.
-        Use filters={"trust_tier": "trusted"} for rules you will obey."""
+        """Start every turn with this: goals, guardrails and rules pinned with
+        delivery_mode="always", plus on_trigger memories due now. Use
+        filters={"trust_tier": "trusted"} for rules you will obey."""
         result = runtime().delivery.load_pinned(
             principal_of(ctx),
             context_id,
@@ -70,7 +70,7 @@ def lane_tools(
         start: Annotated[AwareDatetime | None, Field(description="Default: now.")] = None,
         end: Annotated[AwareDatetime | None, Field(description="Default: start + 7 days.")] = None,
     ) -> str:
-        """on_trigger memories whose window meets [start, end): what becomes due soon."""
+        """on_trigger memories whose window meets [start, end): what falls due soon."""
         result = runtime().delivery.upcoming(principal_of(ctx), context_id, start=start, end=end)
         items = [memory_json(item) for item in result.items]
         return dumps(
@@ -90,8 +90,7 @@ def lane_tools(
         query: Annotated[str | None, Field(description="The query it was recalled for.")] = None,
         note: str | None = None,
     ) -> str:
-        """Say whether a recalled memory helped, after using (or rejecting) it. Never recalled;
-        it nudges future ranking a little."""
+        """After using (or rejecting) a recalled memory: did it help? Nudges future ranking."""
         data = FeedbackCreate(memory_id=memory_id, helpful=helpful, query=query, note=note)
         event = runtime().feedback.feedback(principal_of(ctx), context_id, data)
         return dumps({"feedback_id": event.feedback_id})
@@ -103,12 +102,11 @@ def lane_tools(
         value: Annotated[JsonValue, Field(description="Any JSON (max 16 KiB).")],
         context_id: CONTEXT_ID = "default",
         ttl_seconds: Annotated[
-            int | None, Field(description="Default 1 day, clamped 1 s-30 days; null: keep forever.")
+            int | None, Field(description="Default 1 day (1 s-30 days); null: forever.")
         ] = DEFAULT_STATE_TTL,
     ) -> str:
-        """Save where a task stands (phase, step, ids) so you can resume after a crash or in
-        the next turn. Not searchable and never in recall; expires by TTL. Overwrites the key.
-        Returns {key, value, expires_in_seconds}."""
+        """Save where a task stands (phase, step, ids) to resume it later. Never recalled;
+        expires by TTL; overwrites the key."""
         data = StateSet(value=value, ttl_seconds=ttl_seconds)
         return dumps(
             state_json(runtime().state.set_state(principal_of(ctx), context_id, key, data))
@@ -121,7 +119,7 @@ def lane_tools(
         key: Annotated[str | None, Field(description="Omit to list every live key.")] = None,
         cursor: Annotated[str | None, Field(description="When listing: next_cursor.")] = None,
     ) -> str:
-        """Read a task's saved state (expired or unknown: an error), or list live keys."""
+        """Read a task's saved state (expired: an error), or without key list live keys."""
         principal = principal_of(ctx)
         if key is not None:
             return dumps(state_json(runtime().state.get_state(principal, context_id, key)))
@@ -163,7 +161,7 @@ def lane_tools(
 
     @tool_errors
     def stats(ctx: Context, context_id: CONTEXT_ID = "default") -> str:
-        """Counts per lane of a context: memories, pinned, external, state keys, feedback."""
+        """Counts per lane of a context (memories, pinned, state, feedback), last Sleep."""
         result = runtime().stats.stats(principal_of(ctx), context_id)
         return dumps(result.model_dump(mode="json", exclude_none=True))
 

@@ -17,6 +17,7 @@ from kioku.mcp.lane_tools import lane_tools
 from kioku.mcp.memory_tools import memory_tools
 from kioku.mcp.schema import compact_schema
 from kioku.mcp.server_parts import PrincipalOf
+from kioku.mcp.sleep_tools import sleep_tools
 from kioku.runtime import Runtime
 from kioku.service.principal import Channel
 
@@ -69,6 +70,7 @@ def build_mcp(
     get_runtime = runtime if callable(runtime) else (lambda: runtime)
     resolve: PrincipalOf = principal_of or (lambda ctx: get_runtime().local_principal(channel))
     functions = [*memory_tools(get_runtime, resolve), *lane_tools(get_runtime, resolve)]
+    functions += sleep_tools(get_runtime, resolve)
     return MCPServer(
         name="kioku",
         title="kioku memory",

@@ -33,6 +33,4 @@ class BrowseFilters(InputModel):
         return RecallFilters.model_validate(self.model_dump(exclude_none=True))
 
 
-BROWSE_FILTERS = Annotated[
-    BrowseFilters | None, Field(description='e.g. {"trust_tier": "trusted"}')
-]
+BROWSE_FILTERS = Annotated[BrowseFilters | None, Field()]

@@ -115,6 +115,8 @@ class ContextStats(BaseModel):
     last_sleep: datetime | None = Field(
         default=None, description="When Sleep last ran here (null: never)."
     )
+    last_sleep_run_id: str | None = Field(default=None, description="For sleep_report.")
+    last_sleep_status: str | None = None
 
 
 class Health(BaseModel):

@@ -24,6 +24,8 @@ class StatsService:
         status), live state keys, feedback events, the embedding model, the last Sleep run."""
         context = self.contexts.resolve(principal, context_ref)
         counts = self.store.context_counts(principal.workspace_id, context.id, self.clock())
+        runs = self.store.list_sleep_runs(principal.workspace_id, context.id)
+        last = runs[0] if runs else None
         return ContextStats(
             context_id=context.id,
             name=context.name,
@@ -38,4 +40,7 @@ class StatsService:
             embedding_model=context.embedding_model,
             state_keys=counts.state_keys,
             feedback={"helpful": counts.helpful, "unhelpful": counts.unhelpful},
+            last_sleep=last.started_at if last else None,
+            last_sleep_run_id=last.id if last else None,
+            last_sleep_status=last.status if last else None,
         )

@@ -409,13 +409,6 @@ class Store(Protocol):
         recently judged first: who was co-helpful for one question."""
         ...
 
-    def feedback_memory_ids(
-        self, workspace_id: str, context_id: str, query: str, *, helpful: bool, limit: int
-    ) -> list[str]:
-        """Memories with (un)helpful feedback for exactly ``query`` in a context, most
-        recently judged first: who was co-helpful for one question."""
-        ...
-
     # -- Sleep (storage/sleep.py holds the rules both backends share). Every logged change is
     # written in the same transaction as its action, with exact values before and after.
     def start_sleep_run(self, workspace_id: str, run: SleepRunRow, stale_before: datetime) -> None:
@@ -440,6 +433,18 @@ class Store(Protocol):
         ...
 
     def list_sleep_actions(self, workspace_id: str, run_id: str) -> list[SleepActionRow]: ...
+
+    def last_sleep_values(
+        self, workspace_id: str, context_id: str, kind: str
+    ) -> dict[str, tuple[Any, Any]]:
+        """Per target, (before, after) of the latest ``kind`` action not rolled back."""
+        ...
+
+    def sleep_candidates(
+        self, workspace_id: str, context_id: str, limit: int
+    ) -> list[tuple[MemoryRow, np.ndarray]]:
+        """The newest ``limit`` live, unsuperseded memories with a vector, with it."""
+        ...
 
     def log_sleep_action(
         self,

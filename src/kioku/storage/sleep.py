@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import numpy as np
+
 from kioku.errors import ConflictError, NotFoundError
 from kioku.storage.graph import EdgeTransaction, GraphWrites
 from kioku.storage.records import EdgeChange, EdgeRow, MemoryRow, NewMemory
@@ -196,6 +198,14 @@ class SleepTransaction(Protocol):
         """The stored edge of one ordered pair."""
         ...
 
+    def candidates(self, context_id: str, limit: int) -> list[tuple[MemoryRow, np.ndarray]]:
+        """Live, unsuperseded memories of the context with a stored vector, newest first."""
+        ...
+
+    def logged(self, context_id: str, kind: str) -> list[SleepActionRow]:
+        """Actions of ``kind`` in the context's runs that are not rolled back, oldest first."""
+        ...
+
 
 class SleepWrites:
     """Mixed into each store: Sleep's run log and its logged, reversible changes."""
@@ -256,6 +266,25 @@ class SleepWrites:
         with self._sleep_transaction(workspace_id) as tx:
             return tx.actions(run_id)
 
+    def sleep_candidates(
+        self, workspace_id: str, context_id: str, limit: int
+    ) -> list[tuple[MemoryRow, np.ndarray]]:
+        """What a run may consolidate: the newest ``limit`` live, unsuperseded memories of
+        the context that have a vector, with it (the stored vector: no re-embedding)."""
+        with self._sleep_transaction(workspace_id) as tx:
+            return tx.candidates(context_id, limit)
+
+    def last_sleep_values(
+        self, workspace_id: str, context_id: str, kind: str
+    ) -> dict[str, tuple[Any, Any]]:
+        """Per target, (before, after) of the latest ``kind`` action of the context's runs
+        that are not rolled back (e.g. what Sleep last did to each memory's importance)."""
+        with self._sleep_transaction(workspace_id) as tx:
+            return {
+                action.target: (action.before, action.after)
+                for action in tx.logged(context_id, kind)
+            }
+
     # ------------------------------------------------------------ logged changes
 
     @contextmanager
@@ -310,14 +339,21 @@ class SleepWrites:
     ) -> list[SleepActionRow]:
         """Supersede ``loser_id`` by ``winner_id`` in one transaction: the loser gets
         ``superseded_by``, the winner the union of both tag lists, the loser's edges go to
-        the winner. Nothing happens (``[]``) unless both are live, unsuperseded memories of
-        one context."""
+        the winner. Nothing happens (``[]``) unless both are live, unsuperseded, unpinned
+        memories of one context and one trust tier."""
         with self._logging(workspace_id, run_id, phase, now) as (tx, log):
             loser, winner = tx.memory(loser_id), tx.memory(winner_id)
             if loser is None or winner is None or loser_id == winner_id:
                 return []
-            if loser.context_id != winner.context_id or any(
-                m.deleted_at is not None or m.superseded_by is not None for m in (loser, winner)
+            if (
+                loser.context_id != winner.context_id
+                or loser.trust_tier != winner.trust_tier
+                or any(
+                    m.deleted_at is not None
+                    or m.superseded_by is not None
+                    or m.delivery_mode != "on_recall"
+                    for m in (loser, winner)
+                )
             ):
                 return []
             done = []

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, LiteralString, cast
 
+import numpy as np
 from psycopg import Connection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
@@ -17,6 +18,7 @@ from psycopg.types.json import Jsonb
 from kioku.storage.postgres.codec import MEMORY_COLUMNS, encode_tokens, memory_from_row
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.graph import _GRAPH_LOCK, _PostgresEdgeTransaction
+from kioku.storage.postgres.transfer import _decode_vector
 from kioku.storage.records import EdgeRow, MemoryRow, NewMemory
 from kioku.storage.sleep import (
     MEMORY_FIELDS,
@@ -171,6 +173,27 @@ class _PostgresSleepTransaction:
             [(source_id, target_id)]
         )
         return found.get((source_id, target_id))
+
+    def logged(self, context_id: str, kind: str) -> list[SleepActionRow]:
+        rows = self.conn.execute(
+            "SELECT a.run_id, a.seq, a.phase, a.kind, a.target, a.before, a.after, a.note, a.at "
+            "FROM sleep_actions a JOIN sleep_runs r ON r.workspace_id = a.workspace_id "
+            "AND r.id = a.run_id WHERE a.workspace_id = %s AND r.context_id = %s "
+            "AND r.status <> 'rolled_back' AND a.kind = %s "
+            'ORDER BY r.started_at, r.id COLLATE "C", a.seq',
+            (self.workspace_id, context_id, kind),
+        ).fetchall()
+        return [SleepActionRow(**row) for row in rows]
+
+    def candidates(self, context_id: str, limit: int) -> list[tuple[MemoryRow, np.ndarray]]:
+        rows = self.conn.execute(
+            f"SELECT {MEMORY_COLUMNS}, vector_send(embedding) AS vector FROM memories "
+            "WHERE workspace_id = %s AND context_id = %s AND deleted_at IS NULL "
+            "AND superseded_by IS NULL AND embedding_status = 'ready' "
+            'ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT %s',
+            (self.workspace_id, context_id, limit),
+        ).fetchall()
+        return [(memory_from_row(row), _decode_vector(row["vector"])) for row in rows]
 
 
 class PostgresSleepLane(SleepWrites):

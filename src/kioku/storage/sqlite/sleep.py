@@ -60,6 +60,15 @@ def _run_from_row(row: sqlite3.Row) -> SleepRunRow:
     )
 
 
+def _action_from_row(row: sqlite3.Row) -> SleepActionRow:
+    return SleepActionRow(
+        row["run_id"], row["seq"], row["phase"], row["kind"], row["target"],
+        None if row["before"] is None else json.loads(row["before"]),
+        None if row["after"] is None else json.loads(row["after"]),
+        row["note"], decode_required_time(row["at"]),
+    )  # fmt: skip
+
+
 def _encode(column: str, value: Any) -> Any:
     if column in ("tags", "summary"):
         return json.dumps(value, ensure_ascii=False)
@@ -122,15 +131,7 @@ class _SQLiteSleepTransaction:
             "WHERE workspace_id = ? AND run_id = ? ORDER BY seq",
             (self.workspace_id, run_id),
         ).fetchall()
-        return [
-            SleepActionRow(
-                row["run_id"], row["seq"], row["phase"], row["kind"], row["target"],
-                None if row["before"] is None else json.loads(row["before"]),
-                None if row["after"] is None else json.loads(row["after"]),
-                row["note"], decode_required_time(row["at"]),
-            )
-            for row in rows
-        ]  # fmt: skip
+        return [_action_from_row(row) for row in rows]
 
     def append(self, action: SleepActionRow) -> None:
         self.conn.execute(
@@ -210,6 +211,26 @@ class _SQLiteSleepTransaction:
             [(source_id, target_id)]
         )
         return found.get((source_id, target_id))
+
+    def logged(self, context_id: str, kind: str) -> list[SleepActionRow]:
+        rows = self.conn.execute(
+            "SELECT a.run_id, a.seq, a.phase, a.kind, a.target, a.before, a.after, a.note, a.at "
+            "FROM sleep_actions a JOIN sleep_runs r ON r.workspace_id = a.workspace_id "
+            "AND r.id = a.run_id WHERE a.workspace_id = ? AND r.context_id = ? "
+            "AND r.status <> 'rolled_back' AND a.kind = ? "
+            "ORDER BY r.started_at, r.id, a.seq",
+            (self.workspace_id, context_id, kind),
+        ).fetchall()
+        return [_action_from_row(row) for row in rows]
+
+    def candidates(self, context_id: str, limit: int) -> list[tuple[MemoryRow, np.ndarray]]:
+        rows = self.conn.execute(
+            f"SELECT {MEMORY_COLUMNS}, embedding FROM memories WHERE workspace_id = ? "
+            "AND context_id = ? AND deleted_at IS NULL AND superseded_by IS NULL "
+            "AND embedding_status = 'ready' ORDER BY created_at DESC, id DESC LIMIT ?",
+            (self.workspace_id, context_id, limit),
+        ).fetchall()
+        return [(memory_from_row(row), decode_vector(row["embedding"])) for row in rows]
 
 
 class SQLiteSleepLane(SleepWrites):

@@ -1,0 +1,161 @@
+"""Sleep through the service (SPEC §8), on the fake embedder: deterministic phases, the report,
+rollback to a byte-identical export, permissions, the schedule's claims."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from kioku.errors import ConflictError, ForbiddenError, NotFoundError
+from kioku.models import ContextCreate, FeedbackCreate, MemoryCreate, StateSet
+from kioku.models.sleep import SleepRequest
+from kioku.runtime import Runtime
+from kioku.service.jobs import JobRunner
+from kioku.service.principal import Principal
+from kioku.service.sleep import sleep_job
+from kioku.service.sleep.importance import rescored
+from kioku.service.transfer import export_workspace
+
+
+def export(runtime: Runtime) -> bytes:
+    out = io.StringIO()
+    export_workspace(runtime.store, "default", datetime.now(UTC), out.write)
+    return out.getvalue().encode()
+
+
+def remember(runtime: Runtime, principal: Principal, summary: str, **kw: object) -> str:
+    data = MemoryCreate(summary=summary, **kw)  # type: ignore[arg-type]
+    return runtime.memories.remember(principal, "notes", data).id
+
+
+@pytest.fixture
+def notes(runtime: Runtime, principal: Principal, clock) -> dict[str, str]:
+    clock.now = datetime.now(UTC) + timedelta(days=1)
+    runtime.contexts.create_context(principal, ContextCreate(name="notes", sleep_mode="full"))
+    connector = Principal(principal.workspace_id, "owner", "connector")
+    ids = {
+        "old": remember(runtime, principal, "Alice drinks green tea every morning", tags=["a"]),
+        "other": remember(runtime, principal, "Bob maintains the billing service"),
+        "pin1": remember(runtime, principal, "Never deploy on Fridays", delivery_mode="always"),
+        "pin2": remember(runtime, principal, "Never deploy on Fridays", delivery_mode="always"),
+        "ext": runtime.memories.remember(
+            connector, "notes", MemoryCreate(summary="Alice drinks green tea every morning")
+        ).id,
+        "new": remember(runtime, principal, "Alice drinks green tea every morning", tags=["b"]),
+    }
+    runtime.store.declare_edges(
+        principal.workspace_id,
+        runtime.contexts.resolve(principal, "notes").id,
+        [(ids["old"], ids["other"])],
+        0.4,
+        clock.now - timedelta(days=14),
+    )
+    runtime.feedback.feedback(
+        principal, "notes", FeedbackCreate(memory_id=ids["other"], helpful=True)
+    )
+    return ids
+
+
+def test_sleep_merges_duplicates_under_the_rules_and_rolls_back_exactly(
+    runtime: Runtime, principal: Principal, notes: dict[str, str]
+) -> None:
+    ws = principal.workspace_id
+    ctx = runtime.contexts.resolve(principal, "notes").id
+    runtime.state.set_state(principal, "notes", "k", StateSet(value=1, ttl_seconds=1))
+    before, edges_before = export(runtime), runtime.store.list_edges(ws, ctx)
+
+    report = runtime.sleep.sleep(principal, "notes")
+    assert report.status == "done" and report.trigger == "manual"
+    assert report.summary["merge"]["merged"] == 1
+    old = runtime.store.get_memory(ws, notes["old"])
+    new = runtime.store.get_memory(ws, notes["new"])
+    assert old is not None and new is not None
+    assert old.superseded_by == notes["new"] and new.tags == ["b", "a"]  # newer wins
+    for untouched in ("pin1", "pin2", "ext", "other"):  # pinned, other tier, distinct
+        row = runtime.store.get_memory(ws, notes[untouched])
+        assert row is not None and row.superseded_by is None, untouched
+    # The edge decayed one half-life (≈0.2) and moved to the winner with the merge.
+    (edge,) = runtime.store.list_edges(ws, ctx)
+    assert {edge.source_id, edge.target_id} == {notes["new"], notes["other"]}
+    assert edge.weight == pytest.approx(0.2, rel=1e-3)
+    # Helpful feedback raised "other" by 0.2 * 1/2.
+    other = runtime.store.get_memory(ws, notes["other"])
+    assert other is not None and other.importance == rescored(0.5, 1, 0, 0) == 0.6
+    kinds = [action.kind for action in report.actions]
+    assert {"supersede", "tags", "edge", "importance"} <= set(kinds)
+    assert runtime.sleep.sleep_report(principal, report.run_id) == report
+    assert runtime.stats.stats(principal, "notes").last_sleep == report.started_at
+
+    rolled = runtime.sleep.rollback_sleep(principal, report.run_id)
+    assert rolled.run.status == "rolled_back" and rolled.skipped == []
+    assert export(runtime) == before
+    assert runtime.store.list_edges(ws, ctx) == edges_before
+
+
+def test_importance_rescoring_is_idempotent_and_respects_a_later_edit(
+    runtime: Runtime, principal: Principal, notes: dict[str, str], clock
+) -> None:
+    runtime.sleep.sleep(principal, "notes")
+    clock.advance(hours=1)
+    second = runtime.sleep.sleep(principal, "notes")
+    assert second.summary["importance"]["rescored"] == 0  # the same signals: no drift
+    from kioku.models import MemoryUpdate
+
+    runtime.memories.update_memory(principal, "notes", notes["other"], MemoryUpdate(importance=0.1))
+    clock.advance(hours=1)
+    runtime.sleep.sleep(principal, "notes")
+    row = runtime.store.get_memory(principal.workspace_id, notes["other"])
+    assert row is not None and row.importance == rescored(0.1, 1, 0, 0)
+
+
+def test_rollback_needs_admin_and_goes_newest_first(
+    runtime: Runtime, principal: Principal, notes: dict[str, str], clock
+) -> None:
+    first = runtime.sleep.sleep(principal, "notes", SleepRequest(mode="edges_only"))
+    assert set(first.summary) == {"sweep", "edges"}
+    clock.advance(hours=1)
+    second = runtime.sleep.sleep(principal, "notes")
+    member = Principal(principal.workspace_id, "member", "rest")
+    viewer = Principal(principal.workspace_id, "viewer", "rest")
+    with pytest.raises(ForbiddenError):
+        runtime.sleep.rollback_sleep(member, second.run_id)
+    with pytest.raises(ForbiddenError):
+        runtime.sleep.sleep(viewer, "notes")
+    assert runtime.sleep.sleep_report(viewer, second.run_id).run_id == second.run_id
+    with pytest.raises(ConflictError, match="roll it back first"):
+        runtime.sleep.rollback_sleep(principal, first.run_id)
+    runtime.sleep.rollback_sleep(principal, second.run_id)
+    runtime.sleep.rollback_sleep(principal, first.run_id)
+
+
+def test_runs_are_invisible_to_another_workspace(
+    runtime: Runtime, principal: Principal, other_principal: Principal, notes: dict[str, str]
+) -> None:
+    report = runtime.sleep.sleep(principal, "notes")
+    with pytest.raises(NotFoundError):
+        runtime.sleep.sleep_report(other_principal, report.run_id)
+    with pytest.raises(NotFoundError):
+        runtime.sleep.rollback_sleep(other_principal, report.run_id)
+    with pytest.raises(NotFoundError):
+        runtime.sleep.sleep(other_principal, "notes")
+
+
+def test_two_replicas_scheduling_one_context_run_it_once(
+    runtime: Runtime, principal: Principal, notes: dict[str, str], clock
+) -> None:
+    every = timedelta(hours=1)
+    runners = [
+        JobRunner(runtime.store, [sleep_job(runtime.store, runtime.sleep.run_context, every)],
+                  holder=f"replica-{i}", clock=clock)
+        for i in range(2)
+    ]  # fmt: skip
+    assert [runner.run_due() for runner in runners] == [["sleep"], []]
+    ctx = runtime.contexts.resolve(principal, "notes")
+    runs = runtime.store.list_sleep_runs(principal.workspace_id, ctx.id)
+    assert len(runs) == 1 and runs[0].trigger == "schedule"
+    # The default context is edges_only: it ran too, once; nothing of a context set to off.
+    clock.advance(hours=2)
+    assert sorted(len(r.run_due()) for r in runners) == [0, 1]
+    assert len(runtime.store.list_sleep_runs(principal.workspace_id, ctx.id)) == 2
