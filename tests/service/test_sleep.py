@@ -4,19 +4,24 @@ rollback to a byte-identical export, permissions, the schedule's claims."""
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from kioku.embeddings.fake import FakeEmbedder
 from kioku.errors import ConflictError, ForbiddenError, NotFoundError
 from kioku.models import ContextCreate, FeedbackCreate, MemoryCreate, StateSet
 from kioku.models.sleep import SleepRequest
-from kioku.runtime import Runtime
+from kioku.runtime import Runtime, open_runtime
 from kioku.service.jobs import JobRunner
 from kioku.service.principal import Principal
 from kioku.service.sleep import sleep_job
 from kioku.service.sleep.importance import rescored
 from kioku.service.transfer import export_workspace
+from tests.conftest import ManualClock, make_settings
+from tests.postgres import empty_postgres_database
 
 
 def export(runtime: Runtime) -> bytes:
@@ -32,6 +37,27 @@ def remember(runtime: Runtime, principal: Principal, summary: str, **kw: object)
 
 @pytest.fixture
 def notes(runtime: Runtime, principal: Principal, clock) -> dict[str, str]:
+    return make_notes(runtime, principal, clock)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_runtime(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
+) -> Iterator[Runtime]:
+    """A runtime on SQLite, or on PostgreSQL as a role row-level security binds."""
+    overrides: dict[str, object] = {}
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres_database")
+        empty_postgres_database(url)
+        overrides["database_url"] = url
+    rt = open_runtime(make_settings(tmp_path, **overrides), embedder=FakeEmbedder(), clock=clock)
+    try:
+        yield rt
+    finally:
+        rt.close()
+
+
+def make_notes(runtime: Runtime, principal: Principal, clock: ManualClock) -> dict[str, str]:
     clock.now = datetime.now(UTC) + timedelta(days=1)
     runtime.contexts.create_context(principal, ContextCreate(name="notes", sleep_mode="full"))
     connector = Principal(principal.workspace_id, "owner", "connector")
@@ -59,8 +85,11 @@ def notes(runtime: Runtime, principal: Principal, clock) -> dict[str, str]:
 
 
 def test_sleep_merges_duplicates_under_the_rules_and_rolls_back_exactly(
-    runtime: Runtime, principal: Principal, notes: dict[str, str]
+    any_runtime: Runtime, clock: ManualClock
 ) -> None:
+    runtime = any_runtime
+    principal = runtime.local_principal("rest")
+    notes = make_notes(runtime, principal, clock)
     ws = principal.workspace_id
     ctx = runtime.contexts.resolve(principal, "notes").id
     runtime.state.set_state(principal, "notes", "k", StateSet(value=1, ttl_seconds=1))
@@ -159,3 +188,33 @@ def test_two_replicas_scheduling_one_context_run_it_once(
     clock.advance(hours=2)
     assert sorted(len(r.run_due()) for r in runners) == [0, 1]
     assert len(runtime.store.list_sleep_runs(principal.workspace_id, ctx.id)) == 2
+
+
+def test_a_run_that_dies_half_way_leaves_a_consistent_store_and_rolls_back(
+    runtime: Runtime, principal: Principal, clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock.now = datetime.now(UTC) + timedelta(days=1)
+    runtime.contexts.create_context(principal, ContextCreate(name="notes", sleep_mode="full"))
+    for text in ("alpha beta", "gamma delta", "epsilon zeta"):
+        for _ in range(2):
+            remember(runtime, principal, text)
+    before = export(runtime)
+    real_merge = runtime.store.sleep_merge
+    calls = 0
+
+    def dying_merge(*args: object, **kwargs: object):
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("power cut")
+        return real_merge(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runtime.store, "sleep_merge", dying_merge)
+    report = runtime.sleep.sleep(principal, "notes")
+    assert report.status == "failed" and "power cut" in (report.error or "")
+    # The first merge happened and is logged; the second did not happen at all.
+    assert [a.kind for a in report.actions] == ["supersede"]
+    assert runtime.stats.stats(principal, "notes").superseded == 1
+    monkeypatch.undo()
+    runtime.sleep.rollback_sleep(principal, report.run_id)
+    assert export(runtime) == before
