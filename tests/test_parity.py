@@ -16,6 +16,7 @@ from kioku.service.audit import AuditService
 from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.feedback import FeedbackService
+from kioku.service.graph import GraphService
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.recall import RecallService
@@ -25,7 +26,7 @@ from kioku.service.stats import StatsService
 
 SERVICES = (
     ContextService, MemoryService, RecallService, DeliveryService, FeedbackService, StateService,
-    StatsService, KeyService, AuditService, SleepService,
+    StatsService, KeyService, AuditService, GraphService, SleepService,
 )  # fmt: skip
 INTERNAL = {
     "resolve": "turns a context id or name into a row for the other services",

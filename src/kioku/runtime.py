@@ -14,7 +14,7 @@ from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.feedback import FeedbackService
-from kioku.service.graph import GraphService
+from kioku.service.graph import Associations, GraphService
 from kioku.service.jobs import Job, JobRunner, sweep_expired_state
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
@@ -102,7 +102,7 @@ def open_runtime(
     )
     workspace = store.ensure_workspace(DEFAULT_WORKSPACE)
     contexts = ContextService(store)
-    graph = GraphService(store, contexts, clock=clock)
+    associations = Associations(store, contexts, clock=clock)
     runtime = Runtime(
         settings=settings,
         store=store,
@@ -115,14 +115,14 @@ def open_runtime(
             scheduler,
             max_content_bytes=settings.max_content_bytes,
             embed_async=settings.embed_async,
-            graph=graph,
+            graph=associations,
         ),
         recall=RecallService(
-            store, contexts, embedder, fetch_factor=settings.fetch_factor, graph=graph
+            store, contexts, embedder, fetch_factor=settings.fetch_factor, graph=associations
         ),
-        graph=graph,
+        graph=GraphService(store, contexts, associations),
         delivery=DeliveryService(store, contexts, clock=clock),
-        feedback=FeedbackService(store, contexts, clock=clock, graph=graph),
+        feedback=FeedbackService(store, contexts, clock=clock, graph=associations),
         stats=StatsService(store, contexts, clock=clock),
         keys=KeyService(store, contexts, clock=clock),
         audit=AuditService(store),

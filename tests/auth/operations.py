@@ -82,6 +82,11 @@ OPERATIONS: dict[str, Op] = {
         lambda c, i: c.get_memory(i["ctx"], i["memory"]),
         lambda i: ("get_memory", {"context_id": i["ctx"], "memory_id": i["memory"]}),
     ),
+    "explore": Op(
+        lambda i: ("GET", f"{_m(i)}/explore", None),
+        lambda c, i: c.explore(i["ctx"], i["memory"]),
+        lambda i: ("explore", {"context_id": i["ctx"], "memory_id": i["memory"]}),
+    ),
     "update_memory": Op(
         lambda i: ("PATCH", _m(i), {"summary": "pwned"}),
         lambda c, i: c.update_memory(i["ctx"], i["memory"], summary="pwned"),
@@ -163,4 +168,4 @@ OPERATIONS: dict[str, Op] = {
 
 # Operations whose target is a memory or key id: also tried through the attacker's own
 # context, and with an id that was purged (a reused or remembered id must not leak either).
-MEMORY_OPS = ("get_memory", "update_memory", "forget", "purge", "feedback")
+MEMORY_OPS = ("get_memory", "update_memory", "forget", "purge", "feedback", "explore")

@@ -19,7 +19,7 @@ from tests.conftest import ManualClock
 TOOLS = {
     "remember", "remember_batch", "update_memory", "forget", "get_memory", "list_memories",
     "recall", "load_pinned", "upcoming", "feedback", "set_state", "get_state", "delete_state",
-    "list_contexts", "create_context", "stats", "sleep",
+    "list_contexts", "create_context", "stats", "explore", "sleep",
 }  # fmt: skip
 TOOL_LIST_BUDGET = 12_000
 

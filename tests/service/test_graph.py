@@ -15,6 +15,7 @@ from kioku.models import (
     RecallRequest,
 )
 from kioku.runtime import Runtime
+from kioku.service.graph import GraphSettings
 from kioku.service.principal import Principal
 
 TRUSTED = RecallFilters(trust_tier="trusted")
@@ -191,7 +192,7 @@ def test_graph_boost_is_off_by_default_and_only_reorders_candidates(
     top = remember(runtime, principal, "kiwi kiwi kiwi harvest")
     low = remember(runtime, principal, "kiwi notes")
     mid = remember(runtime, principal, "kiwi kiwi season")
-    runtime.graph.settings = type(runtime.graph.settings)(learn=False)
+    runtime.graph.associations.settings = GraphSettings(learn=False)
     runtime.store.declare_edges(principal.workspace_id, ctx.id, [(top, low)], 1.0, runtime.clock())
     request = RecallRequest(query="kiwi", k=3)
     plain = runtime.recall.recall(principal, "default", request)

@@ -17,6 +17,7 @@ from kioku.api.routes import (
     contexts,
     delivery,
     feedback,
+    graph,
     health,
     memories,
     recall,
@@ -69,6 +70,7 @@ def create_app(
     api = APIRouter(prefix="/api/v1")
     for module in (contexts, memories, recall, delivery, feedback, state, sleep, access, health):
         api.include_router(module.router)
+    api.include_router(graph.router)
     app.include_router(api)
     app.add_api_route(  # also at /health, where load balancers look
         "/health", health.health, methods=["GET"], include_in_schema=False

@@ -7,6 +7,7 @@ import typer
 from kioku.cli import (
     contexts,
     feedback,
+    graph,
     importing,
     keys,
     mcp_stdio,
@@ -33,6 +34,7 @@ app.command("list")(memory_commands.list_memories)
 app.command()(memory_commands.get)
 app.command()(memory_commands.forget)
 app.command()(memory_commands.pinned)
+app.command()(graph.explore)
 app.command("import-jsonl")(importing.import_jsonl)
 app.command()(importing.reembed)
 app.command()(transfer.export)
@@ -48,8 +50,8 @@ app.add_typer(sleep.app, name="sleep")
 def bench(
     out: str | None = typer.Option(
         None,
-        help="Markdown report to write [default: docs/benchmarks.md; with --backend postgres, "
-        "docs/benchmarks-postgres.md].",
+        help="Markdown report to write (docs/benchmarks.md; with --backend postgres, "
+        "docs/benchmarks-postgres.md).",
         show_default=False,
     ),
     data: str = typer.Option("../shared/data", help="Folder holding locomo/ and jsquad/."),

@@ -24,6 +24,9 @@ def remember(
     type: str = typer.Option("note", "--type", "-t", help="Free label, e.g. note, decision."),
     tag: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),
     importance: float = typer.Option(0.5, min=0.0, max=1.0, help="0..1, nudges ranking."),
+    link: list[str] = typer.Option(
+        [], "--link", help="Id of a memory of this context to link to; repeat for several."
+    ),
     context: str = ContextOption,
     url: str | None = UrlOption,
     as_json: bool = JsonOption,
@@ -37,6 +40,7 @@ def remember(
             type=type,
             tags=tag,
             importance=importance,
+            linked_memory_ids=link or None,
             wait=True,
         )
     if as_json:
@@ -54,13 +58,20 @@ def recall(
         None, "--tag", help="Only memories with any of these tags."
     ),
     trust_tier: TrustTier | None = typer.Option(None, help="trusted: only trusted memories."),
+    related: bool = typer.Option(False, "--related", help="Also show graph neighbours."),
     url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Hybrid search (BM25 + vectors) in a context."""
     filters = {"type": type, "tags": tag, "trust_tier": trust_tier}
     with cli_client(url) as kioku:
-        result = kioku.recall(context, query, k=k, filters={n: v for n, v in filters.items() if v})
+        result = kioku.recall(
+            context,
+            query,
+            k=k,
+            filters={n: v for n, v in filters.items() if v},
+            include_related=related,
+        )
     if as_json:
         print_json(result)
         return
@@ -77,6 +88,8 @@ def recall(
         trust = hit.trust_tier + (" [red]suspicious[/red]" if hit.suspicious else "")
         table.add_row(str(i), f"{hit.score:.4f}", escape(hit.summary), trust, hit.id)
     console.print(table)
+    for n in result.related:
+        console.print(f"related {n.activation:.4f}  {escape(n.summary)}  [dim]{n.id}[/dim]")
 
 
 def list_memories(

@@ -30,10 +30,12 @@ from kioku.models import (
     Context,
     ContextPage,
     ContextStats,
+    ExploreResult,
     Feedback,
     FeedbackPage,
     Health,
     Memory,
+    MemoryDetail,
     MemoryPage,
     PinnedResult,
     RecallFilters,
@@ -194,10 +196,10 @@ def list_memories(
     return Call("GET", url, MemoryPage.model_validate_json, params=params)
 
 
-def get_memory(context_id: str, memory_id: str, *, include_deleted: bool) -> Call[Memory]:
+def get_memory(context_id: str, memory_id: str, *, include_deleted: bool) -> Call[MemoryDetail]:
     url = path("contexts", context_id, "memories", memory_id)
     params = {"include_deleted": True} if include_deleted else None
-    return Call("GET", url, Memory.model_validate_json, params=params)
+    return Call("GET", url, MemoryDetail.model_validate_json, params=params)
 
 
 def update_memory(context_id: str, memory_id: str, **fields: Any) -> Call[Memory]:
@@ -214,10 +216,15 @@ def forget(context_id: str, memory_id: str, *, purge: bool = False) -> Call[None
 
 
 def recall(
-    context_id: str, *, query: str, k: int | None, filters: Filters | None
+    context_id: str,
+    *,
+    query: str,
+    k: int | None,
+    filters: Filters | None,
+    include_related: bool = False,
 ) -> Call[RecallResult]:
     url = path("contexts", context_id, "recall")
-    body = given(query=query, k=k, filters=filters)
+    body = given(query=query, k=k, filters=filters, include_related=include_related or None)
     return Call("POST", url, RecallResult.model_validate_json, body=body)
 
 
@@ -233,6 +240,23 @@ def upcoming(
     params = given(**{"from": start, "until": end, "cap": cap})
     url = path("contexts", context_id, "upcoming")
     return Call("GET", url, UpcomingResult.model_validate_json, params=params)
+
+
+def explore(
+    context_id: str,
+    memory_id: str,
+    *,
+    depth: int | None,
+    min_weight: float | None,
+    limit: int | None,
+    filters: Filters | None,
+) -> Call[ExploreResult]:
+    params = {
+        **filter_params(filters, _PINNED_FILTERS),
+        **given(depth=depth, min_weight=min_weight, limit=limit),
+    }
+    url = path("contexts", context_id, "memories", memory_id, "explore")
+    return Call("GET", url, ExploreResult.model_validate_json, params=params)
 
 
 # ---------------------------------------------------------------- feedback

@@ -21,12 +21,14 @@ from kioku.models import (
     ContextPage,
     ContextStats,
     DeliveryMode,
+    ExploreResult,
     Feedback,
     FeedbackPage,
     Health,
     KeyRole,
     Memory,
     MemoryCreate,
+    MemoryDetail,
     MemoryPage,
     PinnedResult,
     RecallResult,
@@ -179,6 +181,7 @@ class Client:
         trigger_from: datetime | None = None,
         trigger_until: datetime | None = None,
         source_uri: str | None = None,
+        linked_memory_ids: Sequence[str] | None = None,
         wait: bool = False,
     ) -> Memory:
         """Write one memory; ``wait=True`` returns once it is vector-searchable."""
@@ -195,6 +198,7 @@ class Client:
                 trigger_from=trigger_from,
                 trigger_until=trigger_until,
                 source_uri=source_uri,
+                linked_memory_ids=linked_memory_ids,
             )
         )
 
@@ -224,8 +228,8 @@ class Client:
 
     def get_memory(
         self, context_id: str, memory_id: str, *, include_deleted: bool = False
-    ) -> Memory:
-        """One memory in full (counts as an access)."""
+    ) -> MemoryDetail:
+        """One memory in full, with its edges (counts as an access)."""
         return self._send(ops.get_memory(context_id, memory_id, include_deleted=include_deleted))
 
     def update_memory(
@@ -271,10 +275,37 @@ class Client:
     # ------------------------------------------------------------ recall and delivery
 
     def recall(
-        self, context_id: str, query: str, *, k: int | None = None, filters: Filters | None = None
+        self,
+        context_id: str,
+        query: str,
+        *,
+        k: int | None = None,
+        filters: Filters | None = None,
+        include_related: bool = False,
     ) -> RecallResult:
-        """The ``k`` memories that best answer ``query`` (BM25 + vectors, fused, re-ranked)."""
-        return self._send(ops.recall(context_id, query=query, k=k, filters=filters))
+        """The ``k`` memories that best answer ``query`` (BM25 + vectors, fused, re-ranked);
+        ``include_related``: their graph neighbours too, as ``related``."""
+        call = ops.recall(
+            context_id, query=query, k=k, filters=filters, include_related=include_related
+        )
+        return self._send(call)
+
+    def explore(
+        self,
+        context_id: str,
+        memory_id: str,
+        *,
+        depth: int | None = None,
+        min_weight: float | None = None,
+        limit: int | None = None,
+        filters: Filters | None = None,
+    ) -> ExploreResult:
+        """Spreading activation from one memory: neighbours with activation and path."""
+        call = ops.explore(
+            context_id, memory_id, depth=depth, min_weight=min_weight, limit=limit,
+            filters=filters,
+        )  # fmt: skip
+        return self._send(call)
 
     def load_pinned(
         self, context_id: str, *, cap: int | None = None, filters: Filters | None = None

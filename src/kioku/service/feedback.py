@@ -13,7 +13,7 @@ from kioku.errors import InvalidInputError, NotFoundError
 from kioku.models import Feedback, FeedbackCreate, FeedbackPage
 from kioku.service.contexts import ContextService
 from kioku.service.cursors import pack_cursor, unpack_cursor
-from kioku.service.graph import GraphService
+from kioku.service.graph import Associations
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.storage.base import Store
@@ -45,12 +45,12 @@ class FeedbackService:
         store: Store,
         contexts: ContextService,
         clock: Clock = system_clock,
-        graph: GraphService | None = None,
+        graph: Associations | None = None,
     ):
         self.store = store
         self.contexts = contexts
         self.clock = clock
-        self.graph = graph or GraphService(store, contexts, clock=clock)
+        self.graph = graph or Associations(store, contexts, clock=clock)
 
     @operation("feedback", audited=True)
     def feedback(self, principal: Principal, context_ref: str, data: FeedbackCreate) -> Feedback:

@@ -135,8 +135,9 @@ def matches(row: MemoryRow, flt: MemoryFilter) -> bool:
     return all(checks) and row.deleted_at is None
 
 
-class GraphService:
-    """Learns edges from recall, feedback and declared links; explores them."""
+class Associations:
+    """The graph as the other services use it: learning from recall, feedback and declared
+    links, a memory's edges, neighbours by spreading activation, the ranking boost."""
 
     def __init__(
         self,
@@ -326,6 +327,15 @@ class GraphService:
                     return found
         return found
 
+
+class GraphService:
+    """``explore``: the graph's one operation of its own (SPEC §3)."""
+
+    def __init__(self, store: Store, contexts: ContextService, associations: Associations):
+        self.store = store
+        self.contexts = contexts
+        self.associations = associations
+
     @operation("read")
     def explore(
         self,
@@ -361,7 +371,7 @@ class GraphService:
         if flt.trust_tier == "trusted" and start.trust_tier != "trusted":
             # Every path starts at an external memory: none may be followed.
             return ExploreResult(memory_id=memory_id, neighbours=[])
-        found = self.neighbours(
+        found = self.associations.neighbours(
             principal.workspace_id, [memory_id], flt, depth=depth, min_weight=min_weight,
             limit=limit,
         )  # fmt: skip

@@ -25,7 +25,7 @@ from kioku.service.contexts import ContextService, raise_null
 from kioku.service.cursors import pack_cursor, unpack_cursor
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.filters import memory_filter
-from kioku.service.graph import GraphService
+from kioku.service.graph import Associations
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.suspicious import is_suspicious
@@ -84,12 +84,12 @@ class MemoryService:
         *,
         max_content_bytes: int,
         embed_async: bool = True,
-        graph: GraphService | None = None,
+        graph: Associations | None = None,
     ) -> None:
         self.store = store
         self.contexts = contexts
         self.embedding = embedding
-        self.graph = graph or GraphService(store, contexts)
+        self.graph = graph or Associations(store, contexts)
         self.max_content_bytes = max_content_bytes
         self.embed_async = embed_async
 

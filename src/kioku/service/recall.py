@@ -18,7 +18,7 @@ from kioku.search.rerank import rerank_factor
 from kioku.search.tokenize import tokenize
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
-from kioku.service.graph import GraphService
+from kioku.service.graph import Associations
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.views import memory_view
@@ -40,13 +40,13 @@ class RecallService:
         embedder: Embedder | None,
         *,
         fetch_factor: int = 4,
-        graph: GraphService | None = None,
+        graph: Associations | None = None,
     ) -> None:
         self.store = store
         self.contexts = contexts
         self.embedder = embedder
         self.fetch_factor = fetch_factor
-        self.graph = graph or GraphService(store, contexts)
+        self.graph = graph or Associations(store, contexts)
 
     def _scope(
         self, principal: Principal, context_ref: str, request: RecallRequest

@@ -13,6 +13,7 @@ from kioku.models import (
     DeliveryMode,
     Memory,
     MemoryCreate,
+    MemoryDetail,
     MemoryPage,
     MemoryUpdate,
     RecallFilters,
@@ -78,8 +79,8 @@ def get_memory(
     runtime: RuntimeDep,
     principal: PrincipalDep,
     include_deleted: bool = False,
-) -> Memory:
-    """One memory in full (counts as an access)."""
+) -> MemoryDetail:
+    """One memory in full, with its edges (counts as an access)."""
     return runtime.memories.get_memory(
         principal, context_id, memory_id, include_deleted=include_deleted
     )
