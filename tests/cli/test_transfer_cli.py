@@ -127,6 +127,14 @@ def build_workspace(url: str, embedder: Embedder) -> dict[str, str]:
             "old": remember("handbook", "The staging database listens on port 5432"),
             "gone": remember("default", "A note that was forgotten"),
         }  # fmt: skip
+        # The graph: declared links, and a co-recall's Hebbian edge (weight 0.1 then 0.19).
+        ids["runbook"] = remember(
+            "handbook", "Staging runbook", linked_memory_ids=[ids["port"], ids["deploy"]]
+        )
+        handbook = runtime.contexts.resolve(me, "handbook").id
+        for _ in range(2):
+            pair = [(ids["port"], ids["room"])]
+            runtime.store.strengthen_edges(me.workspace_id, handbook, pair, 0.1, datetime.now(UTC))
         runtime.memories.forget(me, "default", ids["gone"])
         for _ in range(2):
             runtime.memories.get_memory(me, "handbook", ids["port"])  # access counters
@@ -207,7 +215,7 @@ def test_sqlite_to_postgres_to_sqlite_gives_identical_files(
         invoke("import", str(tmp_path / "first.jsonl"), "--database-url", target, "--json")
     )
     assert summary["workspace"] == "default"
-    assert summary["counts"] == {"context": 3, "memory": 9, "feedback": 3, "state": 3}
+    assert summary["counts"] == {"context": 3, "memory": 10, "edge": 3, "feedback": 3, "state": 3}
     second = export(target, tmp_path / "second.jsonl")
     assert second == first
 
@@ -233,6 +241,10 @@ def test_sqlite_to_postgres_to_sqlite_gives_identical_files(
     assert by_id[ids["refund"]]["trust_tier"] == "external"
     assert by_id[ids["rule"]]["delivery_mode"] == "always"
     assert by_id[ids["port"]]["embedding"]["dim"] == embedder.dim
+    edges = {(r["source_id"], r["target_id"]): r for r in records if r["kind"] == "edge"}
+    port_room = edges[min(ids["port"], ids["room"]), max(ids["port"], ids["room"])]
+    assert (port_room["weight"], port_room["origin"]) == (0.1 + 0.1 * 0.9, "hebbian")
+    assert {e["origin"] for e in edges.values()} == {"hebbian", "declared"}
 
     assert _other_workspace_rows(target) == ["Other tenant's note"]  # untouched
     original = recall_top(source, embedder)
@@ -281,7 +293,7 @@ def test_a_bad_line_names_its_number_and_nothing_is_written(tmp_path: Path) -> N
     memory_line = next(i for i, line in enumerate(lines) if '"kind":"memory"' in line)
     cases = {
         "importance": ('"importance":', '"importance":9,"x":'),
-        "kind": ('"kind":"memory"', '"kind":"edge"'),
+        "kind": ('"kind":"memory"', '"kind":"widget"'),
         "json": ("{", "{{"),
     }
     for name, (old, new) in cases.items():
@@ -291,9 +303,16 @@ def test_a_bad_line_names_its_number_and_nothing_is_written(tmp_path: Path) -> N
         path.write_text("".join(broken), encoding="utf-8")
         output = fails("import", str(path), "--database-url", target)
         assert f"line {memory_line + 1}" in output and "nothing was imported" in output, output
-    assert "reserved for memory edges" in fails(
-        "import", str(tmp_path / "kind.jsonl"), "--database-url", target
-    )
+    assert "unknown kind" in fails("import", str(tmp_path / "kind.jsonl"), "--database-url", target)
+    edge_line = next(i for i, line in enumerate(lines) if '"kind":"edge"' in line)
+    record = json.loads(lines[edge_line])
+    for field, value in (("source_id", "0" * 36), ("weight", 0), ("target_id", "")):
+        broken = lines.copy()
+        broken[edge_line] = json.dumps({**record, field: value}) + "\n"
+        path = tmp_path / f"edge-{field}.jsonl"
+        path.write_text("".join(broken), encoding="utf-8")
+        output = fails("import", str(path), "--database-url", target)
+        assert f"line {edge_line + 1}" in output and "nothing was imported" in output, output
     truncated = tmp_path / "truncated.jsonl"
     truncated.write_text("".join(lines[:-1]), encoding="utf-8")
     assert "truncated" in fails("import", str(truncated), "--database-url", target)
@@ -400,3 +419,18 @@ def _assert_empty(url: str) -> None:
         assert store.list_workspaces() == []
     finally:
         store.close()
+
+
+def test_a_file_from_before_edges_still_imports(tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    build_workspace(source, FakeEmbedder())
+    lines = export(source, tmp_path / "new.jsonl").decode().splitlines(keepends=True)
+    old = [line for line in lines if '"kind":"edge"' not in line]
+    end = json.loads(old[-1])
+    del end["counts"]["edge"]  # an export written before the graph existed
+    old[-1] = json.dumps(end, separators=(",", ":")) + "\n"
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join(old), encoding="utf-8")
+    target = f"sqlite:///{tmp_path / 'target.db'}"
+    summary = json.loads(invoke("import", str(path), "--database-url", target, "--json"))
+    assert summary["counts"]["edge"] == 0 and summary["counts"]["memory"] == 10

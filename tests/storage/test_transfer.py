@@ -22,6 +22,7 @@ from kioku.storage import open_store
 from kioku.storage.base import Store
 from kioku.storage.records import (
     ContextRow,
+    EdgeRow,
     FeedbackRow,
     MemoryChanges,
     MemoryFilter,
@@ -80,7 +81,11 @@ def _build(store: Store) -> None:
     )
     store.store_embeddings(ws, slack.id, "m", [(rows[4].id, vec(0, 1, 0))])
     store.update_memory(ws, rows[1].id, MemoryChanges(values={"source_uri": "x://1"}), T0 + HOUR)
-    store.soft_delete_memory(ws, rows[2].id, T0 + 2 * HOUR)
+    store.strengthen_edges(ws, notes.id, [(rows[0].id, rows[1].id)], 0.1, T0)
+    store.strengthen_edges(ws, notes.id, [(rows[0].id, rows[1].id)], 0.1, T0 + HOUR)
+    store.declare_edges(ws, notes.id, [(rows[3].id, rows[0].id)], 0.123456789, T0)
+    store.declare_edges(ws, notes.id, [(rows[2].id, rows[1].id)], 1.0, T0)
+    store.soft_delete_memory(ws, rows[2].id, T0 + 2 * HOUR)  # its edge is kept (and dumped)
     store.record_access(ws, rows[0].id, T0 + 3 * HOUR)
     for helpful in (True, False, True):
         event = NewFeedback(
@@ -107,6 +112,8 @@ def _comparable(rows: list[TransferRow]) -> list[object]:
             out.append(dataclasses.replace(row, workspace_id=""))
         elif isinstance(row, FeedbackRow):
             out.append(dataclasses.replace(row, workspace_id="", seq=0))
+        elif isinstance(row, EdgeRow):
+            out.append(dataclasses.replace(row, workspace_id=""))
         else:
             out.append(row)
     return out
@@ -121,7 +128,13 @@ def _dump(store: Store, name: str) -> list[TransferRow]:
 def test_dump_holds_every_row_of_the_workspace_in_export_order(source: SQLiteStore) -> None:
     rows = _dump(source, "alpha")
     kinds = [type(row).__name__ for row in rows]
-    assert kinds == ["ContextRow"] * 2 + ["MemoryDump"] * 6 + ["FeedbackRow"] * 3 + ["StateRow"] * 2
+    assert kinds == (
+        ["ContextRow"] * 2 + ["MemoryDump"] * 6 + ["EdgeRow"] * 3 + ["FeedbackRow"] * 3
+        + ["StateRow"] * 2
+    )  # fmt: skip
+    edges = [row for row in rows if isinstance(row, EdgeRow)]
+    assert [e.pair for e in edges] == sorted(e.pair for e in edges)
+    assert sorted(e.weight for e in edges) == [0.123456789, 0.19, 1.0]
     contexts = [row for row in rows if isinstance(row, ContextRow)]
     assert [c.id for c in contexts] == sorted(c.id for c in contexts)
     memories = [row for row in rows if isinstance(row, MemoryDump)]
@@ -201,7 +214,7 @@ def test_restore_leaves_other_workspaces_alone(source: SQLiteStore, store: Store
         store.ensure_workspace("alpha").id, _with_tokens(_dump(source, "alpha"))
     )
     assert _comparable(_dump(store, "other")) == before
-    assert len(_dump(store, "alpha")) == 13
+    assert len(_dump(store, "alpha")) == 16
 
 
 def test_sqlite_restore_drops_a_stale_vector_cache(source: SQLiteStore, tmp_path: Path) -> None:

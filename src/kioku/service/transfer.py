@@ -1,9 +1,9 @@
 """Export a workspace as JSONL, import one: lossless between SQLite and PostgreSQL.
 
 The file: a header line, then contexts, memories (every column, the vector, soft-deleted ones
-too), feedback events (in append order) and live state keys, then an ``end`` line with the
-counts (a truncated file is refused). Import checks every line before writing anything, refuses
-ids the target database already holds, and restores the rows in one transaction.
+too), graph edges, feedback events (in append order) and live state keys, then an ``end`` line
+with the counts (a truncated file is refused). Import checks every line before writing anything,
+refuses ids the target database already holds, and restores the rows in one transaction.
 docs/scaling.md describes the format.
 """
 
@@ -24,6 +24,7 @@ from kioku.service.memories import lexical_text
 from kioku.service.transfer_format import (
     RECORDS,
     ContextRecord,
+    EdgeRecord,
     FeedbackRecord,
     MemoryRecord,
     StateRecord,
@@ -38,7 +39,10 @@ from kioku.storage.transfer import IdKind, TransferRow
 FORMAT = 1
 HEADER = "kioku-export"
 END = "end"
-RESERVED = {"edge": "memory edges (not in this version of kioku)"}
+RESERVED: dict[str, str] = {}
+"""Kinds a future format may use: refused with a message rather than as unknown."""
+OPTIONAL_COUNTS = {"edge"}
+"""Kinds an end record may leave out when the file has none (files written before them)."""
 _KINDS = list(RECORDS)
 Progress = Callable[[int, int | None], None]
 """Called after each record with (records done, records in all if known)."""
@@ -98,6 +102,7 @@ class _Check:
     context_names: set[str] = field(default_factory=set)
     memory_contexts: dict[str, str] = field(default_factory=dict)
     state_keys: set[tuple[str, str]] = field(default_factory=set)
+    edges: set[tuple[str, str]] = field(default_factory=set)
 
 
 def import_file(
@@ -178,7 +183,7 @@ def _rows(
         elif isinstance(model, MemoryRecord):
             tokens = lexical_text(model.summary, model.content, model.tags)
             yield model.to_dump(workspace_id, tokens)
-        elif isinstance(model, FeedbackRecord):
+        elif isinstance(model, EdgeRecord | FeedbackRecord):
             yield model.to_row(workspace_id)
         else:
             assert isinstance(model, StateRecord)
@@ -240,7 +245,10 @@ def _check_workspace_name(name: str, number: int | None = None) -> None:
 
 def _check_end(number: int, record: dict[str, Any], check: _Check) -> None:
     expected = {kind: check.counts[kind] for kind in _KINDS}
-    if set(record) != {"kind", "counts"} or record["counts"] != expected:
+    counts = record.get("counts")
+    if isinstance(counts, dict):
+        counts = {kind: 0 for kind in OPTIONAL_COUNTS} | counts
+    if set(record) != {"kind", "counts"} or counts != expected:
         _fail(number, "counts", f"the end record does not match the file ({expected})")
 
 
@@ -253,6 +261,11 @@ def _check_references(number: int, model: Any, check: _Check) -> None:
         _unique(number, "memory.id", model.id, check.ids["memory"])
         _known(number, "memory.context_id", model.context_id, check.ids["context"])
         check.memory_contexts[model.id] = model.context_id
+    elif isinstance(model, EdgeRecord):
+        _unique(number, "edge", (model.source_id, model.target_id), check.edges)
+        for end in ("source_id", "target_id"):
+            if check.memory_contexts.get(getattr(model, end)) != model.context_id:
+                _fail(number, f"edge.{end}", "no memory with this id in this context above")
     elif isinstance(model, FeedbackRecord):
         _unique(number, "feedback.id", model.id, check.ids["feedback"])
         if check.memory_contexts.get(model.memory_id) != model.context_id:

@@ -36,7 +36,7 @@ from kioku.models.base import (
     SourceType,
     TrustTier,
 )
-from kioku.storage.records import ContextRow, FeedbackRow, MemoryRow, StateRow
+from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, MemoryRow, StateRow
 from kioku.storage.transfer import MemoryDump, TransferRow
 
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -125,6 +125,13 @@ def encode_row(row: TransferRow) -> dict[str, Any]:
             "last_accessed_at": _time(m.last_accessed_at), "superseded_by": m.superseded_by,
             "created_at": _time(m.created_at), "updated_at": _time(m.updated_at),
             "deleted_at": _time(m.deleted_at),
+        }  # fmt: skip
+    if isinstance(row, EdgeRow):
+        return {
+            "kind": "edge", "context_id": row.context_id, "source_id": row.source_id,
+            "target_id": row.target_id, "weight": row.weight, "origin": row.origin,
+            "trust_tier": row.trust_tier, "created_at": _time(row.created_at),
+            "updated_at": _time(row.updated_at),
         }  # fmt: skip
     if isinstance(row, FeedbackRow):
         return {
@@ -251,6 +258,30 @@ class MemoryRecord(_Record):
         return MemoryDump(row, self.embedding.model, self.embedding.array(), lexical_tokens)
 
 
+class EdgeRecord(_Record):
+    kind: Literal["edge"]
+    context_id: Id
+    source_id: Id
+    target_id: Id
+    weight: Fraction
+    origin: Literal["hebbian", "declared", "sleep"]
+    trust_tier: TrustTier
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EdgeRecord:
+        # The database's CHECK constraints, said with the line number.
+        if self.weight <= 0:
+            raise ValueError("weight must be above 0")
+        if not self.source_id < self.target_id:
+            raise ValueError("source_id must come before target_id (code point order)")
+        return self
+
+    def to_row(self, workspace_id: str) -> EdgeRow:
+        return EdgeRow(workspace_id=workspace_id, **self.model_dump(exclude={"kind"}))
+
+
 class FeedbackRecord(_Record):
     kind: Literal["feedback"]
     id: Id
@@ -284,6 +315,7 @@ class StateRecord(_Record):
 RECORDS: dict[str, type[_Record]] = {
     "context": ContextRecord,
     "memory": MemoryRecord,
+    "edge": EdgeRecord,
     "feedback": FeedbackRecord,
     "state": StateRecord,
 }

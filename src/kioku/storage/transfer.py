@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from kioku.storage.records import ContextRow, FeedbackRow, MemoryRow, StateRow
+from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, MemoryRow, StateRow
 
 IdKind = Literal["context", "memory", "feedback"]
 """The rows whose ids an import keeps: they must not exist anywhere in the target database."""
@@ -31,7 +31,8 @@ class MemoryDump:
     """Restore only: the tokenizer's output for the text (never dumped; recomputed on import)."""
 
 
-TransferRow = ContextRow | MemoryDump | FeedbackRow | StateRow
-"""What a dump yields and a restore takes, in dependency order: contexts, memories, feedback,
-state. The rows' own ``workspace_id`` (and a feedback event's ``seq``) are ignored on restore:
-the target workspace is a parameter, and events get new sequence numbers in file order."""
+TransferRow = ContextRow | MemoryDump | EdgeRow | FeedbackRow | StateRow
+"""What a dump yields and a restore takes, in dependency order: contexts, memories, edges,
+feedback, state. The rows' own ``workspace_id`` (and a feedback event's ``seq``) are ignored on
+restore: the target workspace is a parameter, and events get new sequence numbers in file
+order."""

@@ -26,7 +26,7 @@ from kioku.storage.postgres.codec import (
     memory_from_row,
 )
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
-from kioku.storage.records import ContextRow, FeedbackRow, StateRow
+from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, StateRow
 from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
 
 _BATCH = 500
@@ -45,6 +45,8 @@ _INSERT: dict[type, LiteralString] = {
     "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
     "instruction_like) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
     "%s::vector, %s, %s::tsvector, %s, %s, %s, %s, %s, %s, %s, %s)",
+    EdgeRow: "INSERT INTO memory_edges (workspace_id, context_id, source_id, target_id, weight, "
+    "origin, trust_tier, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
     # seq is assigned anew: events are restored in their original order, so it stays ordered.
     FeedbackRow: "INSERT INTO retrieval_feedback (id, workspace_id, context_id, memory_id, "
     "helpful, query, note, actor, channel, created_at) "
@@ -76,6 +78,11 @@ def _params(workspace_id: str, row: TransferRow) -> tuple[Any, ...]:
             None if row.vector is None else encode_vector(row.vector), row.embedding_model,
             tokens, length, m.access_count, m.last_accessed_at, m.superseded_by, m.created_at,
             m.updated_at, m.deleted_at, m.instruction_like,
+        )  # fmt: skip
+    if isinstance(row, EdgeRow):
+        return (
+            workspace_id, row.context_id, row.source_id, row.target_id, row.weight, row.origin,
+            row.trust_tier, row.created_at, row.updated_at,
         )  # fmt: skip
     if isinstance(row, FeedbackRow):
         return (
@@ -112,6 +119,14 @@ class PostgresTransferLane:
             ):
                 vector = None if row["vector"] is None else _decode_vector(row["vector"])
                 yield MemoryDump(memory_from_row(row), row["embedding_model"], vector)
+            for row in _stream(
+                conn,
+                "SELECT workspace_id, context_id, source_id, target_id, weight, origin, "
+                "trust_tier, created_at, updated_at FROM memory_edges WHERE workspace_id = %s "
+                'ORDER BY context_id COLLATE "C", source_id COLLATE "C", target_id COLLATE "C"',
+                (workspace_id,),
+            ):
+                yield EdgeRow(**row)
             for row in _stream(
                 conn,
                 "SELECT id, seq, workspace_id, context_id, memory_id, helpful, query, note, "

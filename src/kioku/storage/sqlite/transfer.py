@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from kioku.errors import ConflictError
-from kioku.storage.records import ContextRow, FeedbackRow, StateRow
+from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, StateRow
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
     context_from_row,
@@ -26,6 +26,7 @@ from kioku.storage.sqlite.codec import (
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.feedback import _feedback_from_row
 from kioku.storage.sqlite.filters import chunked, placeholders
+from kioku.storage.sqlite.graph import _edge_from_row
 from kioku.storage.sqlite.state import _state_from_row
 from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
 from kioku.storage.vector_index import VectorIndexCache
@@ -58,6 +59,13 @@ class SQLiteTransferLane:
                 vector = None if blob is None else decode_vector(blob)
                 yield MemoryDump(memory_from_row(row), row["embedding_model"], vector)
             for row in conn.execute(
+                "SELECT workspace_id, context_id, source_id, target_id, weight, origin, "
+                "trust_tier, created_at, updated_at FROM memory_edges WHERE workspace_id = ? "
+                "ORDER BY context_id, source_id, target_id",
+                (workspace_id,),
+            ):
+                yield _edge_from_row(row)
+            for row in conn.execute(
                 "SELECT id, seq, workspace_id, context_id, memory_id, helpful, query, note, "
                 "actor, channel, created_at FROM retrieval_feedback "
                 "WHERE workspace_id = ? ORDER BY seq",
@@ -82,6 +90,8 @@ class SQLiteTransferLane:
                         contexts.append(row.id)
                     elif isinstance(row, MemoryDump):
                         _insert_memory(conn, workspace_id, row)
+                    elif isinstance(row, EdgeRow):
+                        _insert_edge(conn, workspace_id, row)
                     elif isinstance(row, FeedbackRow):
                         _insert_feedback(conn, workspace_id, row)
                     else:
@@ -149,6 +159,17 @@ def _insert_memory(conn: sqlite3.Connection, workspace_id: str, dump: MemoryDump
         "INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)",
         (cursor.lastrowid, dump.lexical_tokens),
     )
+
+
+def _insert_edge(conn: sqlite3.Connection, workspace_id: str, row: EdgeRow) -> None:
+    conn.execute(
+        "INSERT INTO memory_edges (workspace_id, context_id, source_id, target_id, weight, "
+        "origin, trust_tier, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            workspace_id, row.context_id, row.source_id, row.target_id, row.weight, row.origin,
+            row.trust_tier, encode_time(row.created_at), encode_time(row.updated_at),
+        ),
+    )  # fmt: skip
 
 
 def _insert_feedback(conn: sqlite3.Connection, workspace_id: str, row: FeedbackRow) -> None:
