@@ -8,8 +8,8 @@ Learning rules (all bounded, weights stay in (0, 1]):
 - **feedback**: helpful feedback on memory *m* for query *q* strengthens *m*'s edges to the
   other memories found helpful for exactly *q* in that context (``η = feedback_rate``, 0.2);
   unhelpful feedback on *m* for *q* weakens those same edges, ``w ← w·(1 − η)``
-  (``η = weaken_rate``, 0.2) and deletes an edge that falls below ``floor`` (0.01). Feedback
-  without a query changes no edge (there is nothing to be co-helpful with).
+  (``η = weaken_rate``, 0.2) and deletes an edge that falls below ``floor`` (0.05, Sleep's).
+  Feedback without a query changes no edge (there is nothing to be co-helpful with).
 - **declared**: ``remember(linked_memory_ids=...)`` writes ``declared`` edges of weight
   ``declared_weight`` (0.5) to live memories of the same context.
 
@@ -57,7 +57,7 @@ class GraphSettings:
     recall_rate: float = 0.1
     feedback_rate: float = 0.2
     weaken_rate: float = 0.2
-    floor: float = 0.01
+    floor: float = 0.05
     declared_weight: float = 0.5
     co_helpful_limit: int = 20
 
