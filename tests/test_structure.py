@@ -53,9 +53,11 @@ def test_every_rest_operation_is_a_service_method() -> None:
     from kioku.service.contexts import ContextService
     from kioku.service.delivery import DeliveryService
     from kioku.service.feedback import FeedbackService
+    from kioku.service.graph import GraphService
     from kioku.service.keys import KeyService
     from kioku.service.memories import MemoryService
     from kioku.service.recall import RecallService
+    from kioku.service.sleep import SleepService
     from kioku.service.state import StateService
     from kioku.service.stats import StatsService
 
@@ -70,6 +72,8 @@ def test_every_rest_operation_is_a_service_method() -> None:
         StatsService,
         KeyService,
         AuditService,
+        SleepService,
+        GraphService,
     )
     for path in spec["paths"].values():
         for operation in path.values():
