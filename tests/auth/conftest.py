@@ -15,6 +15,7 @@ import pytest
 from kioku.api import create_app
 from kioku.embeddings.fake import FakeEmbedder
 from kioku.models import ContextCreate, FeedbackCreate, KeyCreate, MemoryCreate, StateSet
+from kioku.models.sleep import SleepRequest
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.principal import Principal
 from tests.conftest import ManualClock, SyncASGIClient, make_settings, portal_client
@@ -29,7 +30,7 @@ class Tenants:
     keys: dict[str, str] = field(default_factory=dict)
     """Bearer keys: "A:owner", "A:admin", "A:member", "A:viewer", "B:owner"."""
     ids: dict[str, str] = field(default_factory=dict)
-    """A's ids (context, memory, purged, key_id, state key) and B's context."""
+    """A's ids (context, memory, purged, key_id, state key, Sleep run) and B's context."""
 
     def as_(self, who: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.keys[who]}"}
@@ -58,6 +59,9 @@ def tenants(tmp_path: Path, clock: ManualClock) -> Iterator[Tenants]:
             t.ids["purged"] = purged.id
             runtime.state.set_state(a, ctx.id, "plan", StateSet(value={"alpha": "secret"}))
             runtime.feedback.feedback(a, ctx.id, FeedbackCreate(memory_id=memory.id, helpful=True))
+            # A Sleep run of A's (edges only: A's memories and state stay as they are).
+            run = runtime.sleep.sleep(a, ctx.id, SleepRequest(mode="edges_only"))
+            t.ids["run"] = run.run_id
             for role in ("owner", "admin", "member", "viewer"):
                 made = runtime.keys.create_key(a, KeyCreate(name=f"a-{role}", role=role))
                 t.keys[f"A:{role}"] = made.key

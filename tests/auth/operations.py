@@ -150,6 +150,18 @@ OPERATIONS: dict[str, Op] = {
         lambda c, i: c.delete_state(i["ctx"], "plan"),
         lambda i: ("delete_state", {"context_id": i["ctx"], "key": "plan"}),
     ),
+    "sleep": Op(
+        lambda i: ("POST", f"{_c(i)}/sleep", {"mode": "edges_only"}),
+        lambda c, i: c.sleep(i["ctx"], mode="edges_only"),
+        lambda i: ("sleep", {"context_id": i["ctx"]}),
+    ),
+    "sleep_report": Op(
+        lambda i: ("GET", f"/sleep/{i['run']}", None), lambda c, i: c.sleep_report(i["run"])
+    ),
+    "rollback_sleep": Op(
+        lambda i: ("POST", f"/sleep/{i['run']}/rollback", None),
+        lambda c, i: c.rollback_sleep(i["run"]),
+    ),
     "create_key": Op(
         lambda i: ("POST", "/keys", {"name": "x", "role": "viewer", "context_ids": [i["ctx"]]}),
         lambda c, i: c.create_key("x", role="viewer", context_ids=[i["ctx"]]),

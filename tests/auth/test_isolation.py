@@ -47,6 +47,7 @@ def a_leaks(t: Tenants, text: str) -> list[str]:
         t.ids["ctx"],
         t.ids["memory"],
         t.ids["key:member"],
+        t.ids["run"],
         "Alpha secret",
         'alpha": "secret',
     ]
