@@ -97,3 +97,24 @@ def test_an_edited_memory_can_be_claimed_again_at_once(store: Store) -> None:
     # The new text is new work: claimable now, not after the old text's lease.
     [again] = store.claim_embeddings("model-x", 1, T0, lease)
     assert again.text.startswith("final")
+
+
+def test_released_embedding_claims_are_claimed_again_at_once(store: Store) -> None:
+    ws = store.ensure_workspace("alpha").id
+    other_ws = store.ensure_workspace("beta").id
+    ctx = new_context(store, ws, "notes")
+    rows = [new_memory(ctx.id, f"m{i}") for i in range(3)]
+    store.insert_memories(ws, rows)
+    lease = T0 + timedelta(minutes=5)
+    claimed = store.claim_embeddings("model-x", 10, T0, lease)
+    assert len(claimed) == 3
+    assert store.store_embeddings(ws, ctx.id, "model-x", [(rows[0].id, vec(1, 0))]) == 1
+
+    # Another workspace's release names these ids but touches nothing of alpha's.
+    store.release_embeddings(other_ws, [r.id for r in rows])
+    assert store.claim_embeddings("model-x", 10, T0, lease) == []
+    # The worker that failed gives its whole batch back: the landed one stays ready.
+    store.release_embeddings(ws, [r.id for r in rows])
+    again = store.claim_embeddings("model-x", 10, T0, lease)
+    assert [j.memory_id for j in again] == [r.id for r in rows[1:]]
+    store.release_embeddings(ws, [])  # nothing to release is not an error

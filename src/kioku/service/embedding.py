@@ -79,6 +79,18 @@ class EmbeddingScheduler:
         now = self.clock()
         return self.store.claim_embeddings(self.embedder.name, limit, now, now + EMBEDDING_LEASE)
 
+    def _release(self, jobs: Sequence[EmbeddingJob]) -> None:
+        """Give a failed batch's leases back (what landed is no longer pending, so only the
+        rest is released), so a transient error costs a retry, not a lease period."""
+        by_workspace: dict[str, list[str]] = defaultdict(list)
+        for job in jobs:
+            by_workspace[job.workspace_id].append(job.memory_id)
+        for workspace_id, memory_ids in by_workspace.items():
+            try:
+                self.store.release_embeddings(workspace_id, memory_ids)
+            except Exception:  # the lease then just runs out, as after a crash
+                log.exception("could not release embedding leases")
+
     def drain(self) -> int:
         """Embed everything pending now, in the calling thread (CLI, tests, benchmark).
 
@@ -122,6 +134,7 @@ class EmbeddingScheduler:
     def _run(self) -> None:
         while not self._stop.is_set():
             self._wake.clear()
+            jobs: list[EmbeddingJob] = []
             try:
                 jobs = self.claim(_BATCH)
                 if jobs:
@@ -129,6 +142,7 @@ class EmbeddingScheduler:
                     continue
             except Exception:
                 log.exception("embedding worker error; retrying shortly")
+                self._release(jobs)
                 self._stop.wait(1.0)
                 continue
             self._wake.wait(5.0)

@@ -299,6 +299,12 @@ class Store(SleepStore, Protocol):
         claim returns these memories before then (a crashed worker's lease just runs out)."""
         ...
 
+    def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
+        """End the lease on these memories (still pending): the next claim takes them again.
+        For a worker whose batch failed on a transient error (a deadlock, a lost connection),
+        so the memories are retried now rather than when the lease runs out."""
+        ...
+
     def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
         """Win the background job ``name`` until ``until``; ``False`` while another holder's
         (or an earlier) claim has not run out. Of concurrent claimers exactly one wins."""

@@ -151,10 +151,13 @@ class PostgresEmbeddingLane:
         dim = int(items[0][1].shape[0])
         self.ensure_vector_index(dim)
         with self.db.transaction(workspace_id) as conn:
-            # FOR UPDATE: two workers storing a context's first vectors agree on one model.
+            # Two workers storing a context's first vectors agree on one model. NO KEY UPDATE,
+            # not UPDATE: the foreign-key checks of concurrent inserts into this context
+            # (memories, feedback, edges take KEY SHARE on it) must not queue behind this
+            # lock while it waits for memory rows they hold: that was a deadlock.
             context = conn.execute(
                 "SELECT embedding_model, embedding_dim FROM contexts "
-                "WHERE workspace_id = %s AND id = %s FOR UPDATE",
+                "WHERE workspace_id = %s AND id = %s FOR NO KEY UPDATE",
                 (workspace_id, context_id),
             ).fetchone()
             if context is None:

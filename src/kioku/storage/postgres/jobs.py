@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
@@ -55,3 +56,13 @@ class PostgresJobLane:
             )
             for row in rows
         ]
+
+    def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        with self.db.transaction(workspace_id) as conn:
+            conn.execute(
+                "UPDATE memories SET embedding_lease_until = NULL WHERE workspace_id = %s "
+                "AND embedding_status = 'pending' AND id = ANY(%s)",
+                (workspace_id, list(memory_ids)),
+            )

@@ -47,7 +47,7 @@ class _PostgresSleepTransaction:
 
     def lock_context(self, context_id: str) -> bool:
         row = self.conn.execute(
-            "SELECT 1 FROM contexts WHERE workspace_id = %s AND id = %s FOR UPDATE",
+            "SELECT 1 FROM contexts WHERE workspace_id = %s AND id = %s FOR NO KEY UPDATE",
             (self.workspace_id, context_id),
         ).fetchone()
         return row is not None
@@ -109,7 +109,8 @@ class _PostgresSleepTransaction:
 
     def memory(self, memory_id: str) -> MemoryRow | None:
         row = self.conn.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s AND id = %s FOR UPDATE",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s AND id = %s "
+            "FOR NO KEY UPDATE",
             (self.workspace_id, memory_id),
         ).fetchone()
         return None if row is None else memory_from_row(row)

@@ -287,7 +287,7 @@ class PostgresStore(
         with self.db.transaction(workspace_id) as conn:
             row = conn.execute(
                 "SELECT context_id, embedding_status FROM memories "
-                "WHERE workspace_id = %s AND id = %s FOR UPDATE",
+                "WHERE workspace_id = %s AND id = %s FOR NO KEY UPDATE",
                 (workspace_id, memory_id),
             ).fetchone()
             if row is None:

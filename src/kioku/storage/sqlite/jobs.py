@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from kioku.storage.records import EmbeddingJob, embedding_text
@@ -51,3 +52,14 @@ class SQLiteJobLane:
             )
             for row in rows
         ]
+
+    def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        marks = ", ".join("?" * len(memory_ids))
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE memories SET embedding_lease_until = NULL WHERE workspace_id = ? "
+                f"AND embedding_status = 'pending' AND id IN ({marks})",
+                (workspace_id, *memory_ids),
+            )
