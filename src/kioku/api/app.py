@@ -9,7 +9,7 @@ from fastapi import APIRouter, FastAPI
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kioku._version import __version__
-from kioku.api.errors import install_error_handlers
+from kioku.api.errors import ERROR_RESPONSES, install_error_handlers
 from kioku.api.limits import BodySizeLimit
 from kioku.api.ratelimit import RateLimit
 from kioku.api.routes import (
@@ -67,7 +67,7 @@ def create_app(
     if runtime is not None:  # usable without running the lifespan (in-process tests)
         app.state.runtime = runtime
     install_error_handlers(app)
-    api = APIRouter(prefix="/api/v1")
+    api = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
     for module in (contexts, memories, recall, delivery, feedback, state, sleep, access, health):
         api.include_router(module.router)
     api.include_router(graph.router)

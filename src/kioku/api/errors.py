@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kioku.errors import (
@@ -34,6 +35,56 @@ STATUS: dict[type[KiokuError], int] = {
 def error_body(code: str, message: str, field: str | None, details: list[Any]) -> dict[str, Any]:
     """``{"error": {"code", "message", "field", "details"}}``: the shape of every error."""
     return {"error": {"code": code, "message": message, "field": field, "details": details}}
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, where (``field`` names the input at fault, when one is)."""
+
+    code: str = Field(description="not_found, invalid_input, forbidden, conflict, ...")
+    message: str
+    field: str | None
+    details: list[Any] = Field(description="Every failed field, for invalid input.")
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response."""
+
+    error: ErrorDetail
+
+
+M = TypeVar("M", bound=BaseModel)
+
+_ERRORS = {
+    401: "No or an unknown, revoked or expired API key.",
+    403: "The key's role or context list does not allow this.",
+    404: "No such object in the caller's workspace (another workspace's ids answer the same).",
+    409: "The change conflicts with the current state (say, a run in progress).",
+    413: "The request body or a field is over its size limit.",
+    422: "Invalid input; `field` names the first field at fault.",
+    429: "Rate limited; retry after `Retry-After` seconds.",
+}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in _ERRORS.items()
+}
+"""Declared on every API route, so the OpenAPI document tells every answer a route gives."""
+
+
+def query_model(model: type[M], names: dict[str, str] | None = None, **values: Any) -> M:
+    """Build ``model`` from a route's query parameters; a refusal is a 422 naming the
+    parameter, as FastAPI's own validation gives (not a 500: the values came from the
+    client, and only here does the model see them together). ``names`` maps a model field
+    to its query parameter where they differ (``tags`` is sent as ``tag``)."""
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        errors = []
+        for error in exc.errors():
+            field, *rest = error["loc"] or ("",)
+            # Keep list positions, drop pydantic's union branch tags ("constrained-str").
+            where = [(names or {}).get(str(field), field), *(p for p in rest if isinstance(p, int))]
+            errors.append({**error, "loc": ("query", *where)})
+        raise RequestValidationError(errors) from None
 
 
 _SOURCES = ("body", "query", "path", "header", "cookie")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,6 +30,24 @@ MAX_TAGS = 32
 MAX_QUERY_CHARS = 4000
 
 Label = Annotated[StrictStr, Field(min_length=1, max_length=64)]
+
+MIN_YEAR, MAX_YEAR = 1900, 9998
+
+
+def _storable(value: datetime) -> datetime:
+    # Far outside this range a timestamp is a mistake, and near year 1 or 9999 converting it
+    # to UTC (as every backend stores it) overflows: refuse it here, with the field named.
+    try:
+        year = value.astimezone(UTC).year
+    except OverflowError:
+        year = value.year
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        raise ValueError(f"must be between the years {MIN_YEAR} and {MAX_YEAR} (UTC)")
+    return value
+
+
+Timestamp = Annotated[AwareDatetime, AfterValidator(_storable)]
+"""A client-given instant: with a time zone, within years 1900-9998."""
 SERVER_STAMPED = ("source_type", "trust_tier")
 
 

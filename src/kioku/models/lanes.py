@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     Field,
     StrictBool,
@@ -17,6 +16,7 @@ from pydantic import (
 from kioku.models.base import (
     MAX_QUERY_CHARS,
     InputModel,
+    Timestamp,
     TrustTier,
 )
 
@@ -142,7 +142,7 @@ class KeyCreate(InputModel):
     context_ids: list[StrictStr] | None = Field(
         default=None, max_length=100, description="Allow-list of contexts (ids or names)."
     )
-    expires_at: AwareDatetime | None = None
+    expires_at: Timestamp | None = None
 
 
 class ApiKey(BaseModel):

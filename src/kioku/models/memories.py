@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import (
     AliasChoices,
-    AwareDatetime,
     BaseModel,
     Field,
     StrictBool,
@@ -24,6 +23,7 @@ from kioku.models.base import (
     InputModel,
     Label,
     SourceType,
+    Timestamp,
     TrustTier,
     clean_summary,
     clean_tags,
@@ -41,8 +41,8 @@ class MemoryCreate(InputModel):
     tags: list[Label] = Field(default_factory=list, max_length=MAX_TAGS)
     importance: float = Field(default=0.5, ge=0.0, le=1.0, allow_inf_nan=False)
     delivery_mode: DeliveryMode = "on_recall"
-    trigger_from: AwareDatetime | None = None
-    trigger_until: AwareDatetime | None = None
+    trigger_from: Timestamp | None = None
+    trigger_until: Timestamp | None = None
     source_uri: StrictStr | None = Field(default=None, max_length=2048)
     linked_memory_ids: list[StrictStr] = Field(
         default_factory=list,
@@ -83,8 +83,8 @@ class MemoryUpdate(InputModel):
     tags: list[Label] | None = Field(default=None, max_length=MAX_TAGS)
     importance: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     delivery_mode: DeliveryMode | None = None
-    trigger_from: AwareDatetime | None = None
-    trigger_until: AwareDatetime | None = None
+    trigger_from: Timestamp | None = None
+    trigger_until: Timestamp | None = None
     source_uri: StrictStr | None = Field(default=None, max_length=2048)
 
     @field_validator("summary")

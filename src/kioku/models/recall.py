@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     Field,
     StrictBool,
@@ -18,6 +17,7 @@ from kioku.models.base import (
     InputModel,
     Label,
     SourceType,
+    Timestamp,
     TrustTier,
 )
 from kioku.models.graph import Neighbour
@@ -40,8 +40,8 @@ class RecallFilters(InputModel):
     )
     importance_min: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     importance_max: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
-    created_after: AwareDatetime | None = None
-    created_before: AwareDatetime | None = None
+    created_after: Timestamp | None = None
+    created_before: Timestamp | None = None
     source_type: SourceType | list[SourceType] | None = None
     trust_tier: TrustTier | None = None
     delivery_mode: DeliveryMode | list[DeliveryMode] | None = None

@@ -39,9 +39,6 @@ from kioku.models.base import (
 from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, MemoryRow, StateRow
 from kioku.storage.transfer import MemoryDump, TransferRow
 
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
 # ---------------------------------------------------------------- canonical JSON
 
 
@@ -88,7 +85,11 @@ def _floats(value: Any) -> Any:
 
 
 def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).strftime(_TIME_FORMAT)
+    return (
+        None
+        if value is None
+        else value.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    )
 
 
 # ---------------------------------------------------------------- rows → records

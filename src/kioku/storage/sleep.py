@@ -23,8 +23,6 @@ from kioku.errors import ConflictError, NotFoundError
 from kioku.storage.graph import EdgeTransaction, GraphWrites
 from kioku.storage.records import EdgeChange, EdgeRow, MemoryRow, NewMemory
 
-_TIME = "%Y-%m-%dT%H:%M:%S.%fZ"
-
 RUN_STATUSES = ("running", "done", "failed", "rolled_back")
 MEMORY_FIELDS = ("superseded_by", "tags", "importance", "updated_at")
 """The memory columns a Sleep action may change (and rollback restores)."""
@@ -74,7 +72,8 @@ class SleepRollback:
 
 
 def encode_time(value: datetime) -> str:
-    return value.astimezone(UTC).strftime(_TIME)
+    # isoformat, not strftime: %Y does not zero-pad years below 1000 on glibc.
+    return value.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def decode_time(value: str) -> datetime:

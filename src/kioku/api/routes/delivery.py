@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import AwareDatetime
 
 from kioku.api.deps import PrincipalDep, RuntimeDep
+from kioku.api.errors import query_model
 from kioku.models import PinnedResult, RecallFilters, TrustTier, UpcomingResult
+from kioku.models.base import Timestamp
 
 router = APIRouter(prefix="/contexts/{context_id}", tags=["delivery"])
 
@@ -27,7 +28,9 @@ def load_pinned(
 ) -> PinnedResult:
     """Every `always` memory plus the `on_trigger` ones whose window is open now, in a stable
     order (importance desc, created_at, id); `truncated` says when `cap` cut the set."""
-    filters = RecallFilters(trust_tier=trust_tier, type=type, tags=tag)
+    filters = query_model(
+        RecallFilters, {"tags": "tag"}, trust_tier=trust_tier, type=type, tags=tag
+    )
     return runtime.delivery.load_pinned(principal, context_id, cap=cap, filters=filters)
 
 
@@ -36,8 +39,8 @@ def upcoming(
     context_id: str,
     runtime: RuntimeDep,
     principal: PrincipalDep,
-    start: Annotated[AwareDatetime | None, Query(alias="from")] = None,
-    end: Annotated[AwareDatetime | None, Query(alias="until")] = None,
+    start: Annotated[Timestamp | None, Query(alias="from")] = None,
+    end: Annotated[Timestamp | None, Query(alias="until")] = None,
     cap: Annotated[int, Query(description="Clamped to [1, 1000].")] = 100,
 ) -> UpcomingResult:
     """`on_trigger` memories whose window intersects [from, until) (default: the next 7 days)."""

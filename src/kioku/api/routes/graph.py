@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from kioku.api.deps import PrincipalDep, RuntimeDep
+from kioku.api.errors import query_model
 from kioku.models import ExploreResult, RecallFilters, TrustTier
 
 router = APIRouter(prefix="/contexts/{context_id}/memories", tags=["graph"])
@@ -32,7 +33,9 @@ def explore(
 ) -> ExploreResult:
     """Spreading activation from one memory: its neighbours up to ``depth`` hops, strongest
     first, each with ``activation`` (the product of edge weights on its path) and ``path``."""
-    filters = RecallFilters(trust_tier=trust_tier, type=type, tags=tag)
+    filters = query_model(
+        RecallFilters, {"tags": "tag"}, trust_tier=trust_tier, type=type, tags=tag
+    )
     return runtime.graph.explore(
         principal, context_id, memory_id, depth=depth, min_weight=min_weight, limit=limit,
         filters=filters,

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from kioku.api.deps import PrincipalDep, RuntimeDep
+from kioku.api.errors import query_model
 from kioku.models import (
     BatchCreate,
     BatchResult,
@@ -59,7 +60,9 @@ def list_memories(
     include_deleted: bool = False,
 ) -> MemoryPage:
     """Newest first, keyset-paginated: pass ``next_cursor`` back as ``cursor``."""
-    filters = RecallFilters(
+    filters = query_model(
+        RecallFilters,
+        {"tags": "tag"},
         type=type,
         tags=tag,
         delivery_mode=delivery_mode,

@@ -10,8 +10,6 @@ import numpy as np
 
 from kioku.storage.records import ContextRow, MemoryRow
 
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
 MEMORY_COLUMNS = (
     "id, workspace_id, context_id, summary, content, type, tags, importance, delivery_mode, "
     "trigger_from, trigger_until, source_type, source_uri, trust_tier, embedding_status, "
@@ -24,7 +22,8 @@ def encode_time(value: datetime) -> str:
     """Fixed-width UTC text, so string order is time order."""
     if value.tzinfo is None:
         raise ValueError("naive datetimes are not stored")
-    return value.astimezone(UTC).strftime(_FORMAT)
+    # isoformat, not strftime: %Y does not zero-pad years below 1000 on glibc.
+    return value.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def encode_optional_time(value: datetime | None) -> str | None:
