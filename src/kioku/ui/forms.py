@@ -58,6 +58,7 @@ def validated(model: type[M], data: dict[str, Any]) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         field, message = first_error(exc)
+        message = message.removeprefix("Value error, ")
         raise InvalidInputError(message, field=field or None) from exc
 
 
