@@ -52,7 +52,12 @@ def as_json(value: Any) -> str:
 
 
 def score(value: float | None, digits: int = 4) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+    """A score to ``digits`` places; a tiny non-zero one in significant digits, not 0.0000."""
+    if value is None:
+        return "—"
+    if value and abs(value) < 10**-digits:
+        return f"{value:.{digits - 1}e}"
+    return f"{value:.{digits}f}"
 
 
 environment = Environment(

@@ -9,7 +9,8 @@
   var data = JSON.parse(source.textContent);
   var W = 800, H = 500, NS = "http://www.w3.org/2000/svg";
   var nodes = data.nodes.map(function (n, i) {
-    var angle = (2 * Math.PI * i) / Math.max(1, data.nodes.length);
+    // Start on a circle, first neighbour up and to the right: labels then rarely collide.
+    var angle = -Math.PI / 3 + (2 * Math.PI * i) / Math.max(1, data.nodes.length - 1);
     var r = n.hops === 0 ? 0 : 60 + 70 * n.hops;
     return Object.assign({}, n, { x: W / 2 + r * Math.cos(angle), y: H / 2 + r * Math.sin(angle), vx: 0, vy: 0 });
   });
@@ -31,7 +32,7 @@
     links.forEach(function (l) {
       var s = byId[l.source], t = byId[l.target];
       var dx = t.x - s.x, dy = t.y - s.y, d = Math.sqrt(dx * dx + dy * dy) + 0.01;
-      var rest = 140 - 60 * Math.min(1, l.weight), f = (d - rest) * 0.05;
+      var rest = 200 - 60 * Math.min(1, l.weight), f = (d - rest) * 0.05;
       s.vx += (f * dx) / d; s.vy += (f * dy) / d; t.vx -= (f * dx) / d; t.vy -= (f * dy) / d;
     });
     nodes.forEach(function (n) {
@@ -62,7 +63,7 @@
     link.appendChild(title);
     var cls = n.hops === 0 ? "centre" : (n.tier === "external" ? "external" : "");
     link.appendChild(el("circle", { cx: n.x, cy: n.y, r: n.hops === 0 ? 12 : 8, "class": cls }));
-    var text = el("text", { x: n.x + 12, y: n.y + 4 });
+    var text = el("text", { x: n.x, y: n.y + (n.hops === 0 ? 28 : 22), "text-anchor": "middle" });
     text.textContent = n.label.length > 28 ? n.label.slice(0, 27) + "…" : n.label;
     link.appendChild(text);
     svg.appendChild(link);
