@@ -58,12 +58,10 @@ def cli(data: Path, *args: str) -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     data = tmp_path_factory.mktemp("ui-browser")
-    keys = {
-        role: json.loads(cli(data, "keys", "create", f"ui-{role}", "--role", role, "--json"))[
-            "key"
-        ]
-        for role in ("owner", "viewer")
-    }
+    keys: dict[str, str] = {}
+    for role in ("owner", "viewer"):
+        created = cli(data, "keys", "create", f"ui-{role}", "--role", role, "--json")
+        keys[role] = json.loads(created)["key"]
     with running_server(data, env=ENV) as base:
         yield base, keys
 
@@ -236,7 +234,14 @@ def test_a_viewer_cannot_edit(server: tuple[str, dict[str, str]], page: Page) ->
     sign_in_with_the_keyboard(page, base, keys["viewer"])
     expect(page.get_by_role("link", name="API keys")).to_have_count(0)
     expect(page.get_by_role("button", name="Create context")).to_have_count(0)
-    page.get_by_role("link", name="default").click()
+    # Keyboard only: the first Tab lands on "Skip to content", which moves into <main>.
+    page.keyboard.press("Tab")
+    expect(page.locator(":focus")).to_have_text("Skip to content")
+    page.keyboard.press("Enter")
+    expect(page.locator(":focus")).to_have_attribute("id", "main")
+    page.get_by_role("link", name="default", exact=True).focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_title("default: memories · kioku")
     expect(page.get_by_role("button", name="Add memory")).to_have_count(0)
     # A form post made by hand, with the session's own CSRF token: the server refuses it.
     status = page.evaluate(

@@ -56,6 +56,13 @@ def test_every_form_refuses_a_stranger(browser: Callable[..., Browser], path: st
     assert "Sign-in required" in response.text
 
 
+def test_the_bare_ui_address_leads_to_sign_in(browser: Callable[..., Browser]) -> None:
+    stranger = browser()
+    bare = stranger.get("/ui")
+    assert bare.status_code == 308 and bare.headers["location"] == "/ui/"
+    assert stranger.get("/ui/").headers["location"] == "/ui/signin"
+
+
 def test_a_forged_cookie_is_no_session(browser: Callable[..., Browser]) -> None:
     stranger = browser()
     stranger.client.cookies.set("kioku_session", "made-up", domain="testserver", path="/ui")
