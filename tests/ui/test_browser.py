@@ -94,6 +94,7 @@ def page(chromium: Browser) -> Iterator[Page]:
 def sign_in_with_the_keyboard(page: Page, base: str, key: str) -> None:
     page.goto(f"{base}/ui/")
     expect(page).to_have_title("Sign in · kioku")
+    shoot(page, "signin")
     page.keyboard.type(key)  # the key field has the focus
     page.keyboard.press("Enter")
     expect(page).to_have_title("Contexts · kioku")

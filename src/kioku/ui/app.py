@@ -53,6 +53,7 @@ def install_error_pages(ui: FastAPI) -> None:
     """Errors as pages: sign-in redirects, 403/404 pages, the field of a bad input."""
 
     async def sign_in_required(request: Request, exc: Exception) -> Response:
+        """GET: to the sign-in page (and back after); POST: a 403 page."""
         assert isinstance(exc, SignInRequired)
         if request.method in ("GET", "HEAD"):
             target = f"{UI_PREFIX}/signin"
@@ -68,12 +69,14 @@ def install_error_pages(ui: FastAPI) -> None:
         )  # fmt: skip
 
     async def csrf_rejected(request: Request, exc: Exception) -> Response:
+        """A 403 page: the form was not this session's, or came from elsewhere."""
         return page(
             request, "error.html", title="Form refused", status=403, heading="Form refused",
             message=f"{exc} Reload the page and try again.",
         )  # fmt: skip
 
     async def kioku_error(request: Request, exc: Exception) -> Response:
+        """The service's error as a page, with its status (404, 403, 409, 422...)."""
         assert isinstance(exc, KiokuError)
         status = status_of(exc)
         headings = {
@@ -91,6 +94,7 @@ def install_error_pages(ui: FastAPI) -> None:
         )  # fmt: skip
 
     async def http_error(request: Request, exc: Exception) -> Response:
+        """Unknown pages and wrong methods, as pages."""
         assert isinstance(exc, StarletteHTTPException)
         heading = "Not found" if exc.status_code == 404 else "Request failed"
         return page(
@@ -99,6 +103,7 @@ def install_error_pages(ui: FastAPI) -> None:
         )  # fmt: skip
 
     async def bad_request(request: Request, exc: Exception) -> Response:
+        """A malformed query parameter (``k=many``), named on a 422 page."""
         assert isinstance(exc, RequestValidationError)
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"][1:])

@@ -56,10 +56,12 @@ def runtime_of(request: Request) -> Runtime:
 
 
 def sessions_of(request: Request) -> SessionStore:
+    """The UI app's session table."""
     return request.app.state.sessions
 
 
 def is_https(request: Request) -> bool:
+    """Whether the request came over https (then the cookie is ``Secure``)."""
     return request.url.scheme == "https"
 
 
@@ -99,6 +101,7 @@ def same_origin(request: Request) -> bool:
 
 
 def tokens_match(sent: str, expected: str) -> bool:
+    """A constant-time comparison of a sent token with the expected one."""
     return bool(sent) and hmac.compare_digest(sent.encode(), expected.encode())
 
 
@@ -111,6 +114,7 @@ class Posted:
     lists: dict[str, list[str]]
 
     def get(self, name: str, default: str = "") -> str:
+        """One field of the form (``default`` when it was not sent)."""
         return self.fields.get(name, default)
 
 
@@ -127,6 +131,7 @@ async def posted(request: Request, who: Annotated[Viewer, Depends(viewer)]) -> P
 
 
 def new_signin_token() -> str:
+    """A fresh token binding a sign-in form to its cookie."""
     return secrets.token_urlsafe(24)
 
 

@@ -46,6 +46,7 @@ class FormError:
 
     @classmethod
     def of(cls, exc: KiokuError) -> FormError:
+        """The message and field of a service error."""
         return cls(message=exc.message, field=exc.field)
 
     def __str__(self) -> str:

@@ -38,6 +38,7 @@ def context_page(
     request: Request, who: Viewer, context_id: str, *, error: FormError | None = None,
     status: int = 200, values: dict[str, str] | None = None,
 ) -> Response:  # fmt: skip
+    """Render a context's page: search results or the listing, filters, the add form."""
     runtime = runtime_of(request)
     context = runtime.contexts.get_context(who.principal, context_id)
     params = {k: v for k, v in request.query_params.items() if k in (*FILTER_FIELDS, "cursor")}
@@ -73,6 +74,7 @@ def context_page(
 
 @router.get("/contexts/{context_id}")
 def show(request: Request, context_id: str, who: ViewerDep) -> Response:
+    """A context: search with ``q``, else browse newest first."""
     return context_page(request, who, context_id)
 
 
@@ -101,6 +103,7 @@ def memory_fields(form: dict[str, str]) -> dict[str, Any]:
 
 @router.post("/contexts/{context_id}/memories")
 def add_memory(request: Request, context_id: str, form: PostedDep) -> Response:
+    """Write a memory from the form, then show it."""
     who = form.viewer
     runtime = runtime_of(request)
     try:

@@ -19,6 +19,7 @@ def overview(
     request: Request, who: Viewer, *, error: FormError | None = None, status: int = 200,
     values: dict[str, str] | None = None,
 ) -> Response:  # fmt: skip
+    """Render the overview: every visible context with its stats."""
     runtime = runtime_of(request)
     contexts = runtime.contexts.list_contexts(who.principal).items
     stats = [runtime.stats.stats(who.principal, context.id) for context in contexts]
@@ -30,11 +31,13 @@ def overview(
 
 @router.get("/")
 def index(request: Request, who: ViewerDep) -> Response:
+    """The workspace overview."""
     return overview(request, who)
 
 
 @router.post("/contexts")
 def create_context(request: Request, form: PostedDep) -> Response:
+    """Create a context from the overview's form (admins), then open it."""
     who = form.viewer
     data = {
         "name": form.get("name").strip(),

@@ -46,6 +46,7 @@ def graph(
     request: Request, context_id: str, memory_id: str, who: ViewerDep,
     depth: int = Query(2, ge=1, le=3),
 ) -> Response:  # fmt: skip
+    """The association graph around one memory, ``depth`` hops out."""
     runtime = runtime_of(request)
     context = runtime.contexts.get_context(who.principal, context_id)
     centre = runtime.memories.get_memory(who.principal, context.id, memory_id)

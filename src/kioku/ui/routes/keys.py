@@ -21,6 +21,7 @@ def keys_page(
     request: Request, who: Viewer, *, created: ApiKeyCreated | None = None,
     error: FormError | None = None, status: int = 200, values: dict[str, str] | None = None,
 ) -> Response:  # fmt: skip
+    """Render the keys page (with a just-created secret, if any)."""
     runtime = runtime_of(request)
     keys = runtime.keys.list_keys(who.principal).items
     contexts = runtime.contexts.list_contexts(who.principal).items
@@ -32,11 +33,13 @@ def keys_page(
 
 @router.get("/keys")
 def keys(request: Request, who: ViewerDep) -> Response:
+    """Every key of the workspace and the form for a new one (admins)."""
     return keys_page(request, who)
 
 
 @router.post("/keys")
 def create_key(request: Request, form: PostedDep) -> Response:
+    """Create a key and show its secret, this once."""
     who = form.viewer
     try:
         data: dict[str, Any] = {"name": form.get("name").strip(), "role": form.get("role")}
@@ -58,5 +61,6 @@ def create_key(request: Request, form: PostedDep) -> Response:
 
 @router.post("/keys/{key_id}/revoke")
 def revoke_key(request: Request, key_id: str, form: PostedDep) -> Response:
+    """Revoke a key: its sessions and requests stop working at once."""
     runtime_of(request).keys.revoke_key(form.viewer.principal, key_id)
     return RedirectResponse(f"{UI_PREFIX}/keys", 303)

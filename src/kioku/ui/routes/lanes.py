@@ -22,6 +22,7 @@ FEEDBACK_COUNTED = 1000
 
 @router.get("/contexts/{context_id}/pinned")
 def pinned(request: Request, context_id: str, who: ViewerDep) -> Response:
+    """The pinned set as delivered now, and the trigger windows of the next 7 days."""
     runtime = runtime_of(request)
     context = runtime.contexts.get_context(who.principal, context_id)
     pinned_set = runtime.delivery.load_pinned(who.principal, context.id)
@@ -36,6 +37,7 @@ def state_page(
     request: Request, who: Viewer, context_id: str, *, error: FormError | None = None,
     status: int = 200, values: dict[str, str] | None = None,
 ) -> Response:  # fmt: skip
+    """Render the state lane: live keys with their time to expiry."""
     runtime = runtime_of(request)
     context = runtime.contexts.get_context(who.principal, context_id)
     cursor = request.query_params.get("cursor") or None
@@ -48,11 +50,13 @@ def state_page(
 
 @router.get("/contexts/{context_id}/state")
 def state(request: Request, context_id: str, who: ViewerDep) -> Response:
+    """The state lane of a context."""
     return state_page(request, who, context_id)
 
 
 @router.post("/contexts/{context_id}/state")
 def set_state(request: Request, context_id: str, form: PostedDep) -> Response:
+    """Set a key from the form (JSON or text, TTL in seconds or blank)."""
     who = form.viewer
     try:
         ttl = form.get("ttl_seconds")
@@ -79,6 +83,7 @@ def set_state(request: Request, context_id: str, form: PostedDep) -> Response:
 
 @router.post("/contexts/{context_id}/state/delete")
 def delete_state(request: Request, context_id: str, form: PostedDep) -> Response:
+    """Delete one key of the state lane."""
     runtime_of(request).state.delete_state(form.viewer.principal, context_id, form.get("key"))
     return RedirectResponse(f"{UI_PREFIX}/contexts/{context_id}/state", 303)
 
@@ -95,11 +100,13 @@ class MemoryFeedback:
 
     @property
     def total(self) -> int:
+        """Every feedback event on this memory."""
         return self.helpful + self.unhelpful
 
 
 @router.get("/contexts/{context_id}/feedback")
 def feedback_stats(request: Request, context_id: str, who: ViewerDep) -> Response:
+    """Feedback counted per memory, most first."""
     runtime = runtime_of(request)
     context = runtime.contexts.get_context(who.principal, context_id)
     counts: dict[str, MemoryFeedback] = {}

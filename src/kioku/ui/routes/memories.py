@@ -25,6 +25,7 @@ FEEDBACK_SHOWN = 200
 
 
 def memory_url(context_id: str, memory_id: str) -> str:
+    """The address of a memory's page."""
     return f"{UI_PREFIX}/contexts/{context_id}/memories/{memory_id}"
 
 
@@ -32,6 +33,7 @@ def memory_page(
     request: Request, who: Viewer, context_id: str, memory_id: str, *,
     error: FormError | None = None, status: int = 200, notice: str = "",
 ) -> Response:  # fmt: skip
+    """Render a memory's page, with a notice or a form error."""
     runtime = runtime_of(request)
     context = runtime.contexts.get_context(who.principal, context_id)
     memory = runtime.memories.get_memory(who.principal, context.id, memory_id)
@@ -52,6 +54,7 @@ def memory_page(
 
 @router.get("/contexts/{context_id}/memories/{memory_id}")
 def show(request: Request, context_id: str, memory_id: str, who: ViewerDep) -> Response:
+    """One memory in full (viewing it counts as an access, as ``get_memory`` does)."""
     notice = NOTICES.get(request.query_params.get("done", ""), "")
     return memory_page(request, who, context_id, memory_id, notice=notice)
 
@@ -73,6 +76,7 @@ def _with_error(
 
 @router.post("/contexts/{context_id}/memories/{memory_id}/edit")
 def edit(request: Request, context_id: str, memory_id: str, form: PostedDep) -> Response:
+    """Save the edit form (text changes re-embed)."""
     who = form.viewer
     fields = {
         name: form.get(name)
@@ -98,12 +102,14 @@ def pin(request: Request, context_id: str, memory_id: str, form: PostedDep) -> R
 
 @router.post("/contexts/{context_id}/memories/{memory_id}/forget")
 def forget(request: Request, context_id: str, memory_id: str, form: PostedDep) -> Response:
+    """Forget (soft-delete) the memory and go back to its context."""
     runtime_of(request).memories.forget(form.viewer.principal, context_id, memory_id)
     return RedirectResponse(f"{UI_PREFIX}/contexts/{context_id}?forgotten=1", 303)
 
 
 @router.post("/contexts/{context_id}/memories/{memory_id}/feedback")
 def feedback(request: Request, context_id: str, memory_id: str, form: PostedDep) -> Response:
+    """Record whether the memory was helpful (viewers may, too)."""
     who = form.viewer
     helpful = form.get("helpful")
     try:

@@ -84,6 +84,7 @@ def signin_page(request: Request) -> Response:
 
 @router.post("/signin")
 async def sign_in(request: Request) -> Response:
+    """Check the key and start a session; the form again, with why, if it is not valid."""
     fields = await _checked_form(request)
     runtime = runtime_of(request)
     key = fields.get("key", "").strip()
@@ -110,6 +111,7 @@ async def sign_in_dev(request: Request) -> Response:
 
 @router.post("/signout")
 def sign_out(request: Request, form: PostedDep) -> Response:
+    """End the session on the server and drop the cookie."""
     sessions_of(request).end(request.cookies.get(SESSION_COOKIE, ""))
     response = RedirectResponse(f"{UI_PREFIX}/signin", 303)
     response.delete_cookie(SESSION_COOKIE, path=UI_PREFIX)

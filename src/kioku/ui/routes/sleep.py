@@ -20,6 +20,7 @@ router = APIRouter()
 
 @router.get("/contexts/{context_id}/sleep")
 def sleep_page(request: Request, context_id: str, who: ViewerDep) -> Response:
+    """Run Sleep on a context, and its last run."""
     runtime = runtime_of(request)
     context = runtime.contexts.get_context(who.principal, context_id)
     stats = runtime.stats.stats(who.principal, context.id)
@@ -36,6 +37,7 @@ def sleep_page(request: Request, context_id: str, who: ViewerDep) -> Response:
 
 @router.post("/contexts/{context_id}/sleep")
 def run_sleep(request: Request, context_id: str, form: PostedDep) -> Response:
+    """Run Sleep now, then show the run's report."""
     mode = form.get("mode") or None
     data = validated(SleepRequest, {"mode": mode})
     report = runtime_of(request).sleep.sleep(form.viewer.principal, context_id, data)
@@ -46,6 +48,7 @@ def run_page(
     request: Request, who: Viewer, run_id: str, *, notice: str = "",
     error: FormError | None = None, status: int = 200,
 ) -> Response:  # fmt: skip
+    """Render a run's report, with the rollback button when it applies."""
     runtime = runtime_of(request)
     report = runtime.sleep.sleep_report(who.principal, run_id)
     context = runtime.contexts.get_context(who.principal, report.context_id)
@@ -61,6 +64,7 @@ def run_page(
 def show_run(
     request: Request, run_id: str, who: ViewerDep, undone: int | None = None, skipped: int = 0
 ) -> Response:
+    """One Sleep run, action by action (and what a rollback just did)."""
     notice = (
         f"Rolled back: {undone} changes undone, {skipped} left alone." if undone is not None else ""
     )
@@ -69,6 +73,7 @@ def show_run(
 
 @router.post("/sleep/{run_id}/rollback")
 def roll_back(request: Request, run_id: str, form: PostedDep) -> Response:
+    """Roll a run back (admins), then show it again."""
     who = form.viewer
     try:
         outcome = runtime_of(request).sleep.rollback_sleep(who.principal, run_id)
