@@ -320,3 +320,23 @@ def test_the_graph_page_embeds_the_explore_data(
     assert f'/memories/{b.id}">Spoke</a>' in page.text
     assert '<script src="/ui/static/graph.js" defer></script>' in page.text
     assert owner.get("/ui/static/graph.js").status_code == 200
+
+
+def test_a_trigger_window_is_upcoming_then_delivered(owner: Browser, clock: ManualClock) -> None:
+    add(owner, "default", summary="Standup moved to 10:30", delivery_mode="on_trigger",
+        trigger_from="2026-06-01T15:00", trigger_until="2026-06-01T17:00")  # fmt: skip
+    page = owner.get("/ui/contexts/default/pinned")
+    pinned, upcoming = page.text.split('id="upcoming-h"')
+    assert "Standup moved" not in pinned and "Standup moved" in upcoming
+    assert "2026-06-01 15:00:00 UTC" in upcoming
+    clock.advance(hours=7)  # 16:00: the window is open
+    pinned, _ = owner.get("/ui/contexts/default/pinned").text.split('id="upcoming-h"')
+    assert "Standup moved" in pinned and "triggered" in pinned
+
+
+def test_a_malformed_parameter_is_named_on_a_page(owner: Browser) -> None:
+    memory_id = add(owner, "default", summary="Depth")
+    response = owner.get(f"/ui/contexts/default/memories/{memory_id}/graph", params={"depth": 9})
+    assert response.status_code == 422 and "depth" in response.text
+    assert "text/html" in response.headers["content-type"]
+    assert owner.get("/ui/no/such/page").status_code == 404

@@ -184,6 +184,17 @@ def test_an_expiring_key_ends_the_session(
     assert member.get("/ui/").status_code == 303
 
 
+def test_a_session_ends_after_twelve_hours(
+    browser: Callable[..., Browser], key_of: Callable[..., str], clock
+) -> None:
+    owner = browser()
+    owner.sign_in(key_of("owner"))
+    clock.advance(hours=11, minutes=59)
+    assert owner.get("/ui/").status_code == 200
+    clock.advance(minutes=1)
+    assert owner.get("/ui/").status_code == 303
+
+
 def test_signing_out_ends_the_session_for_good(
     browser: Callable[..., Browser], key_of: Callable[..., str]
 ) -> None:
