@@ -139,8 +139,9 @@ def test_bad_input_elsewhere_is_named_too(owner: Browser) -> None:
         response = owner.post(path, fields)
         assert response.status_code == 422, (path, response.text)
         assert f"<strong>{field}</strong>" in response.text, (path, response.text)
-    search = owner.get("/ui/contexts/default", params={"q": "x", "k": "many"})
-    assert search.status_code == 422 and "<strong>k</strong>" in search.text
+    for k in ("many", "0"):
+        search = owner.get("/ui/contexts/default", params={"q": "x", "k": k})
+        assert search.status_code == 422 and "<strong>k</strong>" in search.text, k
 
 
 def test_text_is_escaped_everywhere(owner: Browser) -> None:

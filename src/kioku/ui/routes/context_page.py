@@ -48,7 +48,8 @@ def context_page(
     try:
         filters = filters_of(params)
         if query:
-            k = int(number(params.get("k", ""), "k") or 10)
+            typed = number(params.get("k", ""), "k")
+            k = 10 if typed is None else int(typed)
             request_model = validated(
                 RecallRequest, {"query": query, "k": k, "filters": filters.model_dump()}
             )
