@@ -36,6 +36,11 @@ def imports_of(package: str) -> set[str]:
         ("api", ("typer", "kioku.cli", "kioku.storage.sqlite")),
         ("mcp", ("fastapi", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite")),
         ("embeddings", ("fastapi", "typer", "kioku.service", "kioku.api")),
+        # The UI calls the services, like every surface: no SQL, no other surface's code.
+        (
+            "ui",
+            ("typer", "sqlalchemy", "kioku.cli", "kioku.mcp", "kioku.api", "kioku.storage"),
+        ),
     ],
 )
 def test_import_direction(package: str, forbidden: tuple[str, ...]) -> None:

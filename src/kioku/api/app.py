@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
+from fastapi.responses import RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kioku._version import __version__
@@ -26,6 +27,7 @@ from kioku.api.routes import (
 )
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
+from kioku.ui import build_ui
 
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -78,6 +80,10 @@ def create_app(
     app.add_api_route(  # an unknown API path keeps the JSON error shape
         "/api/{path:path}", _unknown_route, methods=_METHODS, include_in_schema=False
     )
+    app.add_api_route(  # the UI's address as people type it
+        "/ui", lambda: RedirectResponse("/ui/", 308), methods=["GET"], include_in_schema=False
+    )
+    app.mount("/ui", build_ui(lambda: app.state.runtime))  # before MCP's catch-all mount
     mcp = None
     if with_mcp:  # last: the MCP app is mounted at the root and takes what nothing else did
         from kioku.api.mcp_mount import mount_mcp

@@ -1,5 +1,4 @@
-"""``kioku serve``: the REST API and the Remote MCP endpoint (and, as it lands, the UI) in one
-process."""
+"""``kioku serve``: the REST API, the Remote MCP endpoint and the web UI in one process."""
 
 from __future__ import annotations
 
@@ -47,12 +46,16 @@ def serve(
     settings = Settings(host=host, port=port, dev=dev)
     base = settings.base_url
     console.print(f"kioku serving [bold]{display_url(settings.database_url)}[/bold]")
+    console.print(f"  web UI     {base}/ui/")
     console.print(f"  MCP        {base}/mcp   (streamable HTTP)")
     console.print(f"  REST API   {base}/api/v1")
     console.print(f"  OpenAPI    {base}/docs")
     console.print(f"  health     {base}/health")
     if dev:
-        console.print("  (--dev: loopback, no keys needed: local development mode)")
+        console.print(
+            "  (--dev: loopback, no keys needed: local development mode; the UI offers "
+            "'Continue as the local owner')"
+        )
     else:
         console.print(
             "  API keys required (Authorization: Bearer kk_...); create one with "

@@ -1,0 +1,5 @@
+"""The web UI (SPEC §10): server-rendered pages over the services, mounted at ``/ui``."""
+
+from kioku.ui.app import build_ui
+
+__all__ = ["build_ui"]

@@ -1,0 +1,86 @@
+"""Sleep: run it on a context, read a run's report action by action, roll a run back.
+
+There is no operation that lists every run, so the context's page shows its last run (from
+``stats``) and each run's report links the context back; a run is opened by its id.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from kioku.errors import KiokuError
+from kioku.models.sleep import SleepRequest
+from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
+from kioku.ui.forms import FormError, status_of, validated
+from kioku.ui.render import page
+
+router = APIRouter()
+
+
+@router.get("/contexts/{context_id}/sleep")
+def sleep_page(request: Request, context_id: str, who: ViewerDep) -> Response:
+    """Run Sleep on a context, and its last run."""
+    runtime = runtime_of(request)
+    context = runtime.contexts.get_context(who.principal, context_id)
+    stats = runtime.stats.stats(who.principal, context.id)
+    last = (
+        runtime.sleep.sleep_report(who.principal, stats.last_sleep_run_id)
+        if stats.last_sleep_run_id
+        else None
+    )
+    return page(
+        request, "sleep.html", title=f"{context.name}: Sleep", viewer=who, context=context,
+        last=last,
+    )  # fmt: skip
+
+
+@router.post("/contexts/{context_id}/sleep")
+def run_sleep(request: Request, context_id: str, form: PostedDep) -> Response:
+    """Run Sleep now, then show the run's report."""
+    mode = form.get("mode") or None
+    data = validated(SleepRequest, {"mode": mode})
+    report = runtime_of(request).sleep.sleep(form.viewer.principal, context_id, data)
+    return RedirectResponse(f"{UI_PREFIX}/sleep/{report.run_id}", 303)
+
+
+def run_page(
+    request: Request, who: Viewer, run_id: str, *, notice: str = "",
+    error: FormError | None = None, status: int = 200,
+) -> Response:  # fmt: skip
+    """Render a run's report, with the rollback button when it applies."""
+    runtime = runtime_of(request)
+    report = runtime.sleep.sleep_report(who.principal, run_id)
+    context = runtime.contexts.get_context(who.principal, report.context_id)
+    latest = runtime.stats.stats(who.principal, context.id).last_sleep_run_id
+    return page(
+        request, "sleep_run.html", title=f"Sleep run {report.started_at:%Y-%m-%d %H:%M}",
+        viewer=who, status=status, context=context, report=report, notice=notice, error=error,
+        can_roll_back=report.status == "done" and latest == report.run_id,
+    )  # fmt: skip
+
+
+@router.get("/sleep/{run_id}")
+def show_run(
+    request: Request, run_id: str, who: ViewerDep, undone: int | None = None, skipped: int = 0
+) -> Response:
+    """One Sleep run, action by action (and what a rollback just did)."""
+    notice = (
+        f"Rolled back: {undone} changes undone, {skipped} left alone." if undone is not None else ""
+    )
+    return run_page(request, who, run_id, notice=notice)
+
+
+@router.post("/sleep/{run_id}/rollback")
+def roll_back(request: Request, run_id: str, form: PostedDep) -> Response:
+    """Roll a run back (admins), then show it again."""
+    who = form.viewer
+    try:
+        outcome = runtime_of(request).sleep.rollback_sleep(who.principal, run_id)
+    except KiokuError as exc:
+        if status_of(exc) != 409:
+            raise
+        return run_page(request, who, run_id, error=FormError.of(exc), status=409)
+    return RedirectResponse(
+        f"{UI_PREFIX}/sleep/{run_id}?undone={outcome.undone}&skipped={len(outcome.skipped)}", 303
+    )
