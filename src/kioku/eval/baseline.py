@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from kioku.eval.golden import DATA
+from kioku.eval.golden import DATA, read_yaml
 from kioku.eval.retrieval import RetrievalReport
 
 DEFAULT_BASELINE = DATA / "baseline.yaml"
@@ -52,12 +52,7 @@ Floors = dict[str, dict[str, dict[str, float]]]
 def load_baseline(path: Path | str = DEFAULT_BASELINE) -> Floors:
     """Read the floors; any problem raises ``BaselineError``."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BaselineError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise BaselineError(f"{path} is not valid YAML: {exc}") from exc
+    data = read_yaml(path, "baseline", BaselineError)
     floors = data.get("floors") if isinstance(data, dict) else None
     if not isinstance(floors, dict) or not floors:
         raise BaselineError(f"{path}: expected a non-empty 'floors' mapping")

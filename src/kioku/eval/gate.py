@@ -17,6 +17,7 @@ from kioku.eval.golden import GoldenSet, load_golden
 from kioku.eval.lanes import LaneReport, check_lanes, plant
 from kioku.eval.leakage import Leak, find_leaks
 from kioku.eval.retrieval import ARMS, RetrievalReport, run_retrieval
+from kioku.service.principal import Principal
 
 PASS, BREACH, INFRA = 0, 1, 3
 
@@ -103,7 +104,7 @@ def leakage_gate(
     leaks = find_leaks(golden)
     if not lanes:
         return LeakageGate(leaks)
-    intruders: list[Any] = []
+    intruders: list[Principal] = []
     with golden_runtime(
         golden,
         load_embedder(embedder),

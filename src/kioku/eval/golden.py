@@ -93,16 +93,20 @@ class GoldenSet:
         return next(c.trust_tier for c in self.contexts if c.name == context)
 
 
+def read_yaml(path: Path, what: str, error: type[Exception]) -> object:
+    """Parse one of the gate's YAML files; unreadable or malformed raises ``error``."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise error(f"{path} is not valid YAML: {exc}") from exc
+
+
 def load_golden(path: Path | str = DEFAULT_GOLDEN) -> GoldenSet:
     """Read and check a golden file; any problem raises ``GoldenSetError`` naming the field."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise GoldenSetError(f"cannot read golden set {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise GoldenSetError(f"{path} is not valid YAML: {exc}") from exc
-    return parse_golden(data, str(path))
+    return parse_golden(read_yaml(path, "golden set", GoldenSetError), str(path))
 
 
 def parse_golden(data: object, source: str = "golden set") -> GoldenSet:
