@@ -32,7 +32,12 @@ app = typer.Typer(
     help="The retrieval evaluation gate: quality floors, leakage, feedback harvest.",
     no_args_is_help=True,
 )
-GoldenOption = typer.Option(DEFAULT_GOLDEN, "--golden", help="The golden set (YAML).")
+GoldenOption = typer.Option(
+    DEFAULT_GOLDEN,
+    "--golden",
+    help="The golden set (YAML).",
+    show_default="the set shipped with kioku (kioku/eval/data/golden.yaml)",
+)
 EmbedderOption = typer.Option(
     "bundled",
     "--embedder",
@@ -86,7 +91,12 @@ def _command(name: str, **options: object) -> str:
 @app.command()
 def retrieval(
     golden: Path = GoldenOption,
-    baseline: Path = typer.Option(DEFAULT_BASELINE, "--baseline", help="Committed floors."),
+    baseline: Path = typer.Option(
+        DEFAULT_BASELINE,
+        "--baseline",
+        help="Floors per arm, bucket and metric (YAML).",
+        show_default="the committed floors (kioku/eval/data/baseline.yaml)",
+    ),
     embedder: str = EmbedderOption,
     arm: list[str] = typer.Option(
         [], "--arm", help=f"Run only these arms ({', '.join(ARMS)}); default all."
