@@ -84,10 +84,10 @@ def plant(loaded: GoldenRuntime, golden: GoldenSet) -> Principal:
             context = golden.doc(doc_id).context
             for helpful in (True, False):
                 note = f"{FEEDBACK_MARK} {'helped' if helpful else 'did not help'}: {query.query}"
+                memory_id = loaded.memory_ids[doc_id]
                 event = FeedbackCreate(
-                    memory_id=loaded.memory_ids[doc_id], helpful=helpful, query=query.query,
-                    note=note,
-                )  # fmt: skip
+                    memory_id=memory_id, helpful=helpful, query=query.query, note=note
+                )
                 runtime.feedback.feedback(principal, context, event)
     workspace = runtime.store.ensure_workspace(INTRUDER_WORKSPACE)
     intruder = Principal(workspace_id=workspace.id, role="owner", channel="cli")
@@ -156,8 +156,8 @@ def check_lanes(
             result = runtime.recall.recall(principal, golden.primary, request)
             report.probes += 1
             items: list[Memory] = [*result.results, *result.related]
-            inspect_items(report, loaded, items, f"recall[{tier or 'all'}] {text[:40]!r}",
-                     trusted=tier == "trusted")  # fmt: skip
+            where = f"recall[{tier or 'all'}] {text[:40]!r}"
+            inspect_items(report, loaded, items, where, trusted=tier == "trusted")
         mine = runtime.recall.recall(intruder, golden.primary, RecallRequest(query=text, k=DEPTH))
         report.probes += 1
         for hit in mine.results:
