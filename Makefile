@@ -18,7 +18,7 @@ install: $(STAMP)
 run: $(STAMP)  ## start kioku on the embedded default (SQLite file + bundled model)
 	$(KIOKU) serve --dev
 
-test: $(STAMP)  ## the whole suite: unit, contract, integration (real model), REST, CLI, e2e
+test: $(STAMP)  ## the whole suite: unit, contract, integration (real model), the eval gate, REST, CLI, e2e
 	$(PY) -m pytest
 
 check: $(STAMP)  ## lint, format check, types
@@ -36,8 +36,9 @@ bench: $(STAMP)  ## LoCoMo + JSQuAD retrieval, latency, ingest; writes docs/benc
 bench-postgres: $(STAMP)  ## the same on a throwaway PostgreSQL + pgvector, up to 1M memories (long)
 	$(KIOKU) bench --backend postgres --scale 10000 --scale 100000 --scale 1000000
 
-eval: $(STAMP)  ## retrieval quality checks with the real bundled model
-	$(PY) -m pytest -m integration tests/integration
+eval: $(STAMP)  ## the retrieval gate (golden set, bundled model): floors, then leakage; docs/eval.md
+	$(KIOKU) eval retrieval --markdown bench/results/eval-retrieval.md
+	$(KIOKU) eval leakage --markdown bench/results/eval-leakage.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -6,6 +6,7 @@ import typer
 
 from kioku.cli import (
     contexts,
+    eval,
     feedback,
     graph,
     importing,
@@ -44,6 +45,7 @@ app.add_typer(keys.app, name="keys")
 app.add_typer(state.app, name="state")
 app.add_typer(feedback.app, name="feedback")
 app.add_typer(sleep.app, name="sleep")
+app.add_typer(eval.app, name="eval")
 
 
 @app.command()

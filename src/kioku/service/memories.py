@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
 
+from kioku.clock import Clock, system_clock
 from kioku.errors import InvalidInputError, KiokuError, NotFoundError, PayloadTooLargeError
 from kioku.models import (
     BatchCreate,
@@ -85,6 +86,7 @@ class MemoryService:
         max_content_bytes: int,
         embed_async: bool = True,
         graph: Associations | None = None,
+        created_clock: Clock = system_clock,
     ) -> None:
         self.store = store
         self.contexts = contexts
@@ -92,6 +94,10 @@ class MemoryService:
         self.graph = graph or Associations(store, contexts)
         self.max_content_bytes = max_content_bytes
         self.embed_async = embed_async
+        # Where a new memory's created_at comes from. Not the runtime's clock: tests move that
+        # one by hand, and memories written at one frozen instant would list in uuid order.
+        # The eval gate swaps it to write its golden set with dated facts (eval/corpus.py).
+        self.created_clock = created_clock
 
     # ------------------------------------------------------------ writes
 
@@ -154,7 +160,7 @@ class MemoryService:
         links = self.graph.check_links(
             principal, context, data.linked_memory_ids, "linked_memory_ids"
         )
-        row = self._new_row(principal, context, data, datetime.now(UTC))
+        row = self._new_row(principal, context, data, self.created_clock())
         self.store.insert_memories(principal.workspace_id, [row])
         self.graph.link(principal.workspace_id, context.id, row.id, links)
         self._after_write(principal, [row], wait)
@@ -169,7 +175,7 @@ class MemoryService:
         Invalid items are reported by index; with ``atomic`` one invalid item rejects the batch.
         """
         context = self.contexts.resolve(principal, context_ref)
-        now = datetime.now(UTC)
+        now = self.created_clock()
         results: list[BatchItemResult] = []
         rows: list[NewMemory] = []
         links: dict[str, list[str]] = {}

@@ -66,10 +66,13 @@ class RecallService:
         request: RecallRequest,
         *,
         legs: tuple[str, ...] = ("lexical", "vector"),
+        rerank: bool = True,
     ) -> RecallResult:
         """Search one context (plus ``filters.context_ids``); deterministic for the same data.
 
-        ``legs`` exists for the benchmark's single-leg arms; surfaces always use both.
+        ``legs`` exists for the benchmark's single-leg arms and ``rerank=False`` (the fused
+        order, every factor 1.0) for the eval gate's plain-hybrid arm; surfaces always use the
+        defaults.
         """
         scope = self._scope(principal, context_ref, request)
         flt = memory_filter(request.filters)
@@ -91,13 +94,15 @@ class RecallService:
             return RecallResult(results=[], confidence="none", legs=list(ran))
         newest = max(signal.created_at for signal in signals.values())
         factors = {
-            memory_id: rerank_factor(signals[memory_id], newest)
+            memory_id: rerank_factor(signals[memory_id], newest) if rerank else 1.0
             for memory_id in fused
             if memory_id in signals
         }
+        # A tie goes to the newer memory, then to the id: like ``leg_ranks``, so that the order
+        # of equal scores does not depend on which uuid each memory happened to draw.
         ranked = sorted(
             ((fused[memory_id] * factor, memory_id) for memory_id, factor in factors.items()),
-            key=lambda pair: (-pair[0], pair[1]),
+            key=lambda pair: (-pair[0], -signals[pair[1]].created_at.timestamp(), pair[1]),
         )
         graph_factors: dict[str, float] = {}
         if config.graph_boost > 0:

@@ -1,0 +1,103 @@
+"""The committed thresholds (``data/baseline.yaml``) and the comparison that makes the gate.
+
+A baseline holds floors ``arm → bucket → metric → minimum``. Every floor is checked; a metric
+the run did not produce counts as a breach too (a bucket that vanished must not pass quietly).
+Changing a floor needs a commit that says why (docs/eval.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kioku.eval.golden import DATA, read_yaml
+from kioku.eval.retrieval import RetrievalReport
+
+DEFAULT_BASELINE = DATA / "baseline.yaml"
+MARGIN = 0.03
+"""How far below the measured figure ``--suggest-baseline`` puts a floor, at least; a bucket of
+n queries gets 1/n (one query's worth) when that is more, so a single tie resolved the other
+way on another CPU does not fail the gate, while a broken leg (many queries) always does."""
+STRICT_METRICS = frozenset({"clean", "pinned_lane"})
+"""Lane guarantees, not quality: their floor is the measured value itself (1.0 on main)."""
+
+
+class BaselineError(Exception):
+    """The baseline file is missing or invalid (exit 3)."""
+
+
+@dataclass(frozen=True)
+class Breach:
+    """One floor the run fell below (``measured`` is ``None`` when it was not produced)."""
+
+    arm: str
+    bucket: str
+    metric: str
+    measured: float | None
+    floor: float
+
+    def describe(self) -> str:
+        """One line for the terminal: where, measured vs floor."""
+        got = "missing" if self.measured is None else f"{self.measured:.4f}"
+        return f"{self.arm} / {self.bucket} / {self.metric}: {got} < floor {self.floor:.4f}"
+
+
+Floors = dict[str, dict[str, dict[str, float]]]
+
+
+def load_baseline(path: Path | str = DEFAULT_BASELINE) -> Floors:
+    """Read the floors; any problem raises ``BaselineError``."""
+    path = Path(path)
+    data = read_yaml(path, "baseline", BaselineError)
+    floors = data.get("floors") if isinstance(data, dict) else None
+    if not isinstance(floors, dict) or not floors:
+        raise BaselineError(f"{path}: expected a non-empty 'floors' mapping")
+    for arm, buckets in floors.items():
+        if not isinstance(buckets, dict):
+            raise BaselineError(f"{path}: floors.{arm} must map buckets to metrics")
+        for bucket, metrics in buckets.items():
+            if not isinstance(metrics, dict) or not all(
+                isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in metrics.values()
+            ):
+                raise BaselineError(f"{path}: floors.{arm}.{bucket} must map metrics to [0, 1]")
+    return floors
+
+
+def check_floors(report: RetrievalReport, floors: Floors) -> list[Breach]:
+    """Every floor the report falls below, in the baseline's order."""
+    breaches: list[Breach] = []
+    for arm, buckets in floors.items():
+        for bucket, metrics in buckets.items():
+            measured = report.metrics.get(arm, {}).get(bucket, {})
+            for metric, floor in metrics.items():
+                value = measured.get(metric)
+                # Means are rounded to 4 places; compare at that precision.
+                if value is None or round(value, 4) < round(float(floor), 4):
+                    breaches.append(Breach(arm, bucket, metric, value, float(floor)))
+    return breaches
+
+
+def suggest_floors(report: RetrievalReport, margin: float = MARGIN) -> Floors:
+    """Floors a little below this run (rounded down to 2 places): a proposal to review."""
+    floors: Floors = {}
+    for arm, buckets in report.metrics.items():
+        for bucket, metrics in buckets.items():
+            one_query = 1.0 / metrics["n"] if metrics.get("n") else 0.0
+            for metric, value in metrics.items():
+                if metric == "n":
+                    continue
+                slack = 0.0 if metric in STRICT_METRICS else max(margin, one_query)
+                floor = max(0.0, math.floor((value - slack) * 100 + 1e-9) / 100)
+                floors.setdefault(arm, {}).setdefault(bucket, {})[metric] = floor
+    return floors
+
+
+def dump_floors(floors: Floors, header: str) -> str:
+    """The YAML text of a baseline file, ``header`` as its leading comment."""
+    comment = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
+    body: dict[str, Any] = {"floors": floors}
+    return comment + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)

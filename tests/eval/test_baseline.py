@@ -1,0 +1,92 @@
+"""Floors: a breach names arm, bucket, metric, measured and floor; a vanished metric breaches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kioku.eval.baseline import (
+    DEFAULT_BASELINE,
+    BaselineError,
+    Breach,
+    check_floors,
+    dump_floors,
+    load_baseline,
+    suggest_floors,
+)
+from kioku.eval.retrieval import ARMS, RetrievalReport
+
+
+def report(**buckets: dict[str, float]) -> RetrievalReport:
+    return RetrievalReport(metrics={"hybrid+rerank": dict(buckets)})
+
+
+def test_a_run_at_or_above_every_floor_passes() -> None:
+    measured = report(exact={"n": 15, "p@1": 0.9333, "confident": 1.0})
+    floors = {"hybrid+rerank": {"exact": {"p@1": 0.9333, "confident": 1.0}}}
+    assert check_floors(measured, floors) == []
+
+
+def test_below_a_floor_is_a_breach_that_says_where() -> None:
+    measured = report(exact={"n": 15, "p@1": 0.8, "confident": 1.0})
+    floors = {"hybrid+rerank": {"exact": {"p@1": 0.9, "confident": 1.0}}}
+    assert check_floors(measured, floors) == [Breach("hybrid+rerank", "exact", "p@1", 0.8, 0.9)]
+    assert check_floors(measured, floors)[0].describe() == (
+        "hybrid+rerank / exact / p@1: 0.8000 < floor 0.9000"
+    )
+
+
+def test_a_metric_the_run_did_not_produce_is_a_breach() -> None:
+    floors = {"hybrid+rerank": {"temporal": {"newer_first": 0.2}}, "vector": {"exact": {"p@1": 1}}}
+    breaches = check_floors(report(exact={"n": 1, "p@1": 1.0}), floors)
+    assert [(b.arm, b.bucket, b.measured) for b in breaches] == [
+        ("hybrid+rerank", "temporal", None),
+        ("vector", "exact", None),
+    ]
+    assert "missing" in breaches[0].describe()
+
+
+def test_suggested_floors_leave_one_query_of_slack_but_none_on_lane_checks() -> None:
+    measured = report(
+        paraphrase={"n": 16, "ndcg@10": 0.8661},
+        overall={"n": 107, "ndcg@10": 0.7351},
+        **{"trusted-only": {"n": 15, "clean": 1.0, "p@1": 0.4}},
+    )
+    floors = suggest_floors(measured)["hybrid+rerank"]
+    assert floors["paraphrase"]["ndcg@10"] == 0.80  # 0.8661 - 1/16, rounded down
+    assert floors["overall"]["ndcg@10"] == 0.70  # 0.7351 - 0.03 (1/107 is less)
+    assert floors["trusted-only"] == {"clean": 1.0, "p@1": 0.33}
+    text = dump_floors(suggest_floors(measured), "line one\n\nline three")
+    assert text.startswith("# line one\n#\n# line three\n")
+    assert yaml.safe_load(text)["floors"]["hybrid+rerank"]["paraphrase"]["ndcg@10"] == 0.80
+
+
+def test_the_committed_baseline_names_every_arm() -> None:
+    floors = load_baseline()
+    assert set(floors) == set(ARMS)
+    assert floors["hybrid+rerank"]["trusted-only"]["clean"] == 1.0
+    assert "a commit that says why" in DEFAULT_BASELINE.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("floors: {}", "non-empty 'floors'"),
+        ("floors: {hybrid: [1, 2]}", "floors.hybrid must map buckets"),
+        ("floors: {hybrid: {exact: {p@1: 1.5}}}", "must map metrics to [0, 1]"),
+        ("floors: [unclosed", "not valid YAML"),
+    ],
+)
+def test_an_invalid_baseline_is_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "baseline.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BaselineError) as error:
+        load_baseline(path)
+    assert message in str(error.value)
+
+
+def test_a_missing_baseline_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BaselineError, match="cannot read baseline"):
+        load_baseline(tmp_path / "absent.yaml")
