@@ -17,7 +17,7 @@ from kioku.storage.records import RankingSignals, ScoredId
 
 # Text with Latin, kana, kanji, full-width forms, punctuation and whitespace mixed in.
 _ALPHABET = st.sampled_from(
-    list("abcXYZ019 ,.'!?-_\t\n") + list("東京都カタカナｶﾀｶﾅひらがな。、ＡＢ１") + ["ß", "é", "İ", "ﬁ"]
+    [*"abcXYZ019 ,.'!?-_\t\n", *"東京都カタカナｶﾀｶﾅひらがな。、ＡＢ１", "ß", "é", "İ", "ﬁ"]
 )
 TEXT = st.text(_ALPHABET, max_size=80) | st.text(max_size=40)
 
