@@ -96,7 +96,12 @@ def open_runtime(
     if embedder is None:
         embedder = make_embedder(settings)
     scheduler = (
-        EmbeddingScheduler(store, embedder, queue_limit=settings.embed_queue_size)
+        EmbeddingScheduler(
+            store,
+            embedder,
+            queue_limit=settings.embed_queue_size,
+            lease=timedelta(seconds=settings.embed_lease_seconds),
+        )
         if embedder is not None
         else None
     )
@@ -154,6 +159,7 @@ def _sleep_config(settings: Settings) -> SleepConfig:
         merge_threshold=settings.sleep_merge_threshold,
         edge_half_life=timedelta(days=settings.sleep_edge_half_life_days),
         edge_floor=settings.sleep_edge_floor,
+        stale_after=timedelta(seconds=settings.sleep_stale_seconds),
         llm=llm,
     )
 

@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     embed_async: bool = True
     """Embed in a background worker after ``remember`` returns (lexical recall is immediate)."""
     embed_queue_size: int = 10_000
+    embed_lease_seconds: float = 60
+    """How long an embedding worker's claim on pending memories lasts. A worker that dies
+    (kill -9) delays its batch by at most this much; it must exceed one batch's embedding."""
     max_content_bytes: int = 1024 * 1024
     max_request_bytes: int = 16 * 1024 * 1024
     max_state_bytes: int = 16 * 1024
@@ -55,6 +58,9 @@ class Settings(BaseSettings):
     """Cosine at or above which Sleep merges two memories (set for the bundled model)."""
     sleep_edge_half_life_days: float = 14
     sleep_edge_floor: float = 0.05
+    sleep_stale_seconds: float = 7200
+    """A run still `running` after this long was abandoned (its process died): the next run
+    of the context marks it failed, and it can be rolled back."""
     sleep_llm_base_url: str = ""
     """An OpenAI-compatible chat API for Sleep's optional phases; empty: no LLM phases."""
     sleep_llm_model: str = ""

@@ -218,3 +218,33 @@ def test_a_run_that_dies_half_way_leaves_a_consistent_store_and_rolls_back(
     monkeypatch.undo()
     runtime.sleep.rollback_sleep(principal, report.run_id)
     assert export(runtime) == before
+
+
+def test_a_run_whose_process_died_is_refused_rollback_until_stale_then_rolls_back(
+    runtime: Runtime, principal: Principal, clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock.now = datetime.now(UTC) + timedelta(days=1)
+    runtime.contexts.create_context(principal, ContextCreate(name="notes", sleep_mode="full"))
+    for text in ("alpha beta", "gamma delta"):
+        for _ in range(2):
+            remember(runtime, principal, text)
+    before = export(runtime)
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt("kill -9: nothing after this line runs")
+
+    # The process dies after its merges, before it can record the end (or a failure).
+    monkeypatch.setattr(runtime.store, "finish_sleep_run", killed)
+    with pytest.raises(KeyboardInterrupt):
+        runtime.sleep.sleep(principal, "notes")
+    monkeypatch.undo()
+    run_id = runtime.stats.stats(principal, "notes").last_sleep_run_id
+    assert run_id is not None
+    assert runtime.sleep.sleep_report(principal, run_id).status == "running"
+    assert runtime.stats.stats(principal, "notes").superseded == 2
+    with pytest.raises(ConflictError):  # it might still be running somewhere
+        runtime.sleep.rollback_sleep(principal, run_id)
+    clock.advance(seconds=runtime.settings.sleep_stale_seconds + 1)
+    undone = runtime.sleep.rollback_sleep(principal, run_id)
+    assert undone.run.status == "rolled_back" and "abandoned" in (undone.run.error or "")
+    assert export(runtime) == before

@@ -3,8 +3,9 @@
 The queue is the database itself (``embedding_status = 'pending'``), so nothing is lost when the
 process dies: on start the worker picks up where the last one stopped. Work is *claimed* with a
 lease (``Store.claim_embeddings``): several replicas' workers on one database take different
-memories, and a crashed worker's claim runs out after ``EMBEDDING_LEASE``. It is bounded: past
-``queue_limit`` pending memories, writers embed inline (back-pressure instead of unbounded lag).
+memories, and a crashed worker's claim runs out after its lease (``KIOKU_EMBED_LEASE_SECONDS``).
+It is bounded: past ``queue_limit`` pending memories, writers embed inline (back-pressure
+instead of unbounded lag).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from kioku.storage.records import EmbeddingJob
 log = logging.getLogger(__name__)
 
 _BATCH = 32
-EMBEDDING_LEASE = timedelta(minutes=5)
-"""How long a claim on pending memories lasts: far longer than embedding one batch takes."""
+EMBEDDING_LEASE = timedelta(seconds=60)
+"""How long a claim on pending memories lasts by default: far longer than embedding one batch
+takes, short enough that a killed worker's batch is soon taken up by another."""
 
 
 class EmbeddingScheduler:
@@ -36,12 +38,14 @@ class EmbeddingScheduler:
         embedder: Embedder,
         *,
         queue_limit: int = 10_000,
+        lease: timedelta = EMBEDDING_LEASE,
         clock: Clock = system_clock,
     ) -> None:
         self.store = store
         self.clock = clock
         self.embedder = embedder
         self.queue_limit = queue_limit
+        self.lease = lease
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -75,9 +79,9 @@ class EmbeddingScheduler:
         )
 
     def claim(self, limit: int) -> list[EmbeddingJob]:
-        """Lease up to ``limit`` pending memories to this worker (see ``EMBEDDING_LEASE``)."""
+        """Lease up to ``limit`` pending memories to this worker for ``lease``."""
         now = self.clock()
-        return self.store.claim_embeddings(self.embedder.name, limit, now, now + EMBEDDING_LEASE)
+        return self.store.claim_embeddings(self.embedder.name, limit, now, now + self.lease)
 
     def _release(self, jobs: Sequence[EmbeddingJob]) -> None:
         """Give a failed batch's leases back (what landed is no longer pending, so only the

@@ -433,12 +433,19 @@ class SleepWrites:
     # ------------------------------------------------------------ rollback
 
     def rollback_sleep_run(
-        self, workspace_id: str, run_id: str, now: datetime, tokens_of: TokensOf
+        self,
+        workspace_id: str,
+        run_id: str,
+        now: datetime,
+        tokens_of: TokensOf,
+        stale_before: datetime | None = None,
     ) -> SleepRollback:
         """Undo every logged change of a run, newest first, in one transaction.
 
         Only the context's latest run that is not rolled back may be undone (older runs'
-        values may since have been changed by newer ones), and not while it is running.
+        values may since have been changed by newer ones), and not while it is running
+        (a ``running`` run started before ``stale_before`` was abandoned by a process that
+        died: it may be undone).
         A memory changed since the run (its ``updated_at`` moved) refuses the whole rollback
         (``ConflictError``): undoing would overwrite someone's later edit. An edge changed
         since (learning goes on) is left as it is and reported in ``skipped``, as is a
@@ -447,7 +454,7 @@ class SleepWrites:
         from kioku.storage.sleep_rollback import rollback_run  # it imports this module
 
         with self._sleep_transaction(workspace_id) as tx:
-            return rollback_run(tx, run_id, now, tokens_of)
+            return rollback_run(tx, run_id, now, tokens_of, stale_before)
 
 
 def _log_edge(

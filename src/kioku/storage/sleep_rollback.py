@@ -17,7 +17,11 @@ from kioku.storage.sleep import (
 
 
 def rollback_run(
-    tx: SleepTransaction, run_id: str, now: datetime, tokens_of: TokensOf
+    tx: SleepTransaction,
+    run_id: str,
+    now: datetime,
+    tokens_of: TokensOf,
+    stale_before: datetime | None = None,
 ) -> SleepRollback:
     """Undo every logged change of a run, newest first, inside the caller's transaction
     (the rules are in ``SleepWrites.rollback_sleep_run``)."""
@@ -27,7 +31,8 @@ def rollback_run(
     tx.lock_context(run.context_id)
     if run.status == "rolled_back":
         raise ConflictError(f"Sleep run {run_id} is already rolled back", field="run_id")
-    if run.status == "running":
+    abandoned = stale_before is not None and run.started_at < stale_before
+    if run.status == "running" and not abandoned:
         raise ConflictError(f"Sleep run {run_id} is still running", field="run_id")
     later = [
         r for r in tx.runs(run.context_id)
@@ -45,7 +50,10 @@ def rollback_run(
             undone += int(action.kind in _UNDOABLE)
         else:
             skipped.append((action.seq, reason))
-    tx.update_run(run_id, {"status": "rolled_back", "rolled_back_at": now})
+    changes: dict = {"status": "rolled_back", "rolled_back_at": now}
+    if run.status == "running":  # abandoned: say so, as the next run would have
+        changes |= {"finished_at": now, "error": "abandoned: the process running it stopped"}
+    tx.update_run(run_id, changes)
     rolled = tx.run(run_id)
     assert rolled is not None
     return SleepRollback(rolled, undone, sorted(skipped))

@@ -115,7 +115,12 @@ class SleepStore(Protocol):
     ) -> list[SleepActionRow]: ...
 
     def rollback_sleep_run(
-        self, workspace_id: str, run_id: str, now: datetime, tokens_of: TokensOf
+        self,
+        workspace_id: str,
+        run_id: str,
+        now: datetime,
+        tokens_of: TokensOf,
+        stale_before: datetime | None = None,
     ) -> SleepRollback:
         """Undo a run's changes, newest first, in one transaction (see storage/sleep.py)."""
         ...

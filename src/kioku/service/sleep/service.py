@@ -128,8 +128,9 @@ class SleepService:
         """Undo everything a run changed (memories, tags, importance, edges; memories it
         wrote are erased). Only the context's latest run that is not rolled back."""
         run = self._run_of(principal, run_id)
+        now = self.clock()
         outcome = self.store.rollback_sleep_run(
-            principal.workspace_id, run.id, self.clock(), lexical_text
+            principal.workspace_id, run.id, now, lexical_text, now - self.config.stale_after
         )
         return SleepRollback(
             run=run_view(outcome.run),
