@@ -32,11 +32,12 @@ from kioku.storage.records import (
     StateRow,
     WorkspaceRow,
 )
+from kioku.storage.connector_store import ConnectorStore
 from kioku.storage.sleep_store import SleepStore
 from kioku.storage.transfer import IdKind, TransferRow
 
 
-class Store(SleepStore, Protocol):
+class Store(SleepStore, ConnectorStore, Protocol):
     """A storage backend (SQLite now, PostgreSQL later). See the contract tests."""
 
     url: str
