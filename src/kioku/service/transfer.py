@@ -1,9 +1,10 @@
 """Export a workspace as JSONL, import one: lossless between SQLite and PostgreSQL.
 
 The file: a header line, then connectors, contexts, memories (every column, the vector,
-soft-deleted ones too), graph edges, feedback events (in append order) and live state keys, then
-an ``end`` line with the counts (a truncated file is refused). Import checks every line before writing anything,
-refuses ids the target database already holds, and restores the rows in one transaction.
+soft-deleted ones too), graph edges, feedback events (in append order) and live state keys,
+then an ``end`` line with the counts (a truncated file is refused). Import checks every line
+before writing anything, refuses ids the target database already holds, and restores the rows
+in one transaction.
 docs/scaling.md describes the format.
 """
 

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from kioku.storage.connector_store import ConnectorStore
 from kioku.storage.records import (
     ApiKeyRow,
     AuditEvent,
@@ -32,7 +33,6 @@ from kioku.storage.records import (
     StateRow,
     WorkspaceRow,
 )
-from kioku.storage.connector_store import ConnectorStore
 from kioku.storage.sleep_store import SleepStore
 from kioku.storage.transfer import IdKind, TransferRow
 

@@ -40,6 +40,6 @@ class MemoryDump:
 
 TransferRow = ConnectorRow | ContextRow | MemoryDump | EdgeRow | FeedbackRow | StateRow
 """What a dump yields and a restore takes, in dependency order: connectors, contexts,
-memories, edges, feedback, state. The rows' own ``workspace_id`` (and a feedback event's ``seq``) are ignored on
-restore: the target workspace is a parameter, and events get new sequence numbers in file
-order."""
+memories, edges, feedback, state. The rows' own ``workspace_id`` (and a feedback event's
+``seq``) are ignored on restore: the target workspace is a parameter, and events get new
+sequence numbers in file order."""

@@ -27,13 +27,19 @@ class PostgresConnectorLane:
         self, workspace_id: str, kind: str, name: str, config: dict[str, Any], now: datetime
     ) -> ConnectorRow:
         with self.db.transaction(workspace_id) as conn:
-            row = conn.execute(
+            conn.execute(
                 "INSERT INTO connectors (id, workspace_id, kind, name, config, created_at, "
                 "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (workspace_id, kind, name) DO UPDATE SET "
                 "config = excluded.config, updated_at = excluded.updated_at "
-                f"RETURNING {_CONNECTOR_COLUMNS}",
+                # Only a new config counts as a change: a re-import leaves the row as it was.
+                "WHERE connectors.config IS DISTINCT FROM excluded.config",
                 (str(uuid.uuid4()), workspace_id, kind, name, Jsonb(config), now, now),
+            )
+            row = conn.execute(
+                f"SELECT {_CONNECTOR_COLUMNS} FROM connectors "
+                "WHERE workspace_id = %s AND kind = %s AND name = %s",
+                (workspace_id, kind, name),
             ).fetchone()
         assert row is not None
         return ConnectorRow(**row)

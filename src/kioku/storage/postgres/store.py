@@ -18,7 +18,6 @@ from psycopg.types.json import Jsonb
 from kioku.errors import ConflictError
 from kioku.storage.migrations import upgrade_database
 from kioku.storage.postgres.access import PostgresAccessLane
-from kioku.storage.postgres.connectors import PostgresConnectorLane
 from kioku.storage.postgres.codec import (
     MEMORY_COLUMNS,
     context_from_row,
@@ -26,6 +25,7 @@ from kioku.storage.postgres.codec import (
     memory_from_row,
 )
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
+from kioku.storage.postgres.connectors import PostgresConnectorLane
 from kioku.storage.postgres.delivery import PostgresDeliveryLane
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
 from kioku.storage.postgres.feedback import PostgresFeedbackLane

@@ -47,7 +47,9 @@ class SQLiteConnectorLane:
             conn.execute(
                 "INSERT INTO connectors (id, workspace_id, kind, name, config, created_at, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, kind, name) "
-                "DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at",
+                # Only a new config counts as a change: a re-import leaves the row as it was.
+                "DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at "
+                "WHERE connectors.config != excluded.config",
                 (
                     str(uuid.uuid4()), workspace_id, kind, name,
                     json.dumps(config, ensure_ascii=False, sort_keys=True), stamp, stamp,
@@ -164,8 +166,9 @@ class SQLiteConnectorLane:
             actions = _purge_sleep_actions(conn, workspace_id, contexts, set(ids), whole_context)
             for chunk in chunked(ids):
                 # Edges and feedback go by cascade, FTS rows by trigger.
+                marks = placeholders(chunk)
                 conn.execute(
-                    f"DELETE FROM memories WHERE workspace_id = ? AND id IN ({placeholders(chunk)})",
+                    f"DELETE FROM memories WHERE workspace_id = ? AND id IN ({marks})",
                     (workspace_id, *chunk),
                 )
             state = requests = 0
