@@ -32,18 +32,20 @@ from kioku.models import PurgeSource
 class _ImportGroup(TyperGroup):
     """Subcommands, with ``workspace`` as the default for a bare file argument."""
 
-    # Typed loosely: typer vendors its own click, whose types are private to it.
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+    # ctx typed loosely: typer vendors its own click, whose types are private to it.
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # Before the group reads options: "kioku import -w copy -" is the workspace import.
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["workspace", *args]
-        return super().resolve_command(ctx, args)
+        return super().parse_args(ctx, args)
 
 
 app = typer.Typer(
     cls=_ImportGroup,
     no_args_is_help=True,
-    help="Import data: a Slack export, a Markdown folder, or a workspace export "
-    "(kioku import FILE.jsonl is kioku import workspace FILE.jsonl).",
+    help="Import data: a Slack export, a Markdown folder, or a whole workspace written by "
+    "kioku export (kioku import FILE.jsonl is kioku import workspace FILE.jsonl). "
+    "kioku import-jsonl is different: it adds plain JSON memories to one context.",
 )
 app.command("workspace")(transfer.import_workspace)
 
