@@ -134,17 +134,27 @@ def _by_day(messages: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return days
 
 
-def write_slack_export(folder: Path, *, version: int = 1, name: str = "acme-slack") -> Path:
-    """Write the export zip into ``folder``; returns its path."""
-    path = folder / f"{name}-v{version}.zip"
+def write_slack_export(
+    folder: Path,
+    *,
+    version: int = 1,
+    name: str = "acme-slack",
+    renamed: dict[str, str] | None = None,
+) -> Path:
+    """Write the export zip into ``folder``; returns its path. ``renamed``: channel name →
+    its new name (the channel keeps its id; its folder takes the new name, as in Slack)."""
+    renamed = renamed or {}
+    path = folder / f"{name}-v{version}{'-renamed' if renamed else ''}.zip"
+    channels = [{**c, "name": renamed.get(c["name"], c["name"])} for c in CHANNELS]
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("users.json", json.dumps(USERS, ensure_ascii=False, indent=2))
-        archive.writestr("channels.json", json.dumps(CHANNELS, ensure_ascii=False, indent=2))
+        archive.writestr("channels.json", json.dumps(channels, ensure_ascii=False, indent=2))
         archive.writestr("integration_logs.json", "[]")
         for channel, days in channel_days(version).items():
             for day, messages in days.items():
                 archive.writestr(
-                    f"{channel}/{day}.json", json.dumps(messages, ensure_ascii=False, indent=2)
+                    f"{renamed.get(channel, channel)}/{day}.json",
+                    json.dumps(messages, ensure_ascii=False, indent=2),
                 )
     return path
 

@@ -201,6 +201,15 @@ def test_an_edited_export_updates_in_place_and_forgets_what_was_deleted(
     }
 
 
+def test_a_renamed_channel_keeps_its_context(tmp_path: Path, inspect) -> None:
+    import_slack(write_slack_export(tmp_path))
+    again = import_slack(write_slack_export(tmp_path, renamed={"general": "announcements"}))
+    assert again["slack-general"] == {"unchanged": 5, "absent": 1}
+    runtime = inspect()
+    names = [c.name for c in runtime.store.list_contexts(runtime.default_workspace_id)]
+    assert "slack-announcements" not in names
+
+
 def test_one_memory_per_message_on_request(tmp_path: Path, inspect) -> None:
     counts = import_slack(write_slack_export(tmp_path), "--per", "message")
     assert counts["slack-engineering"] == {"created": 10, "absent": 1}  # the tombstone

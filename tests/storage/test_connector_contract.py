@@ -161,7 +161,10 @@ def test_connectors_and_idempotency_records(store: Store) -> None:
     assert (changed.id, changed.config, changed.updated_at) == (
         made.id, {"team": "T2"}, T0 + timedelta(days=2),
     )  # fmt: skip
-    assert [c.name for c in store.list_connectors(ws)] == ["acme"]
+    kept = store.upsert_connector(ws, "slack", "acme", None, T0 + timedelta(days=3))
+    assert kept == changed  # None: find or create, never change
+    assert store.upsert_connector(ws, "ingest", "key:1", None, T0).config == {}
+    assert [c.name for c in store.list_connectors(ws)] == ["key:1", "acme"]
     assert store.list_connectors(store.ensure_workspace("beta").id) == []
     ctx = new_context(store, ws, "slack-general", tier="external")
     store.bind_context(ws, ctx.id, made.id)

@@ -142,8 +142,10 @@ def import_slack(
     for channel, upserts, deletes in plans:
         name = context_name(channel)
         description = f"Slack #{channel.name} ({channel.id}), from {source}"
-        context = service.connector_context(principal, "slack", source, name, description)
-        summary = ChannelSummary(channel.id, channel.name, name)
+        context = service.connector_context(
+            principal, "slack", source, channel.id, name, description
+        )
+        summary = ChannelSummary(channel.id, channel.name, context.name)
         for start in range(0, max(len(upserts), 1), _BATCH):
             chunk = upserts[start : start + _BATCH]
             _tally(summary, service.sync(principal, context, chunk).values())

@@ -151,7 +151,7 @@ class ConnectorService:
             self.store.save_ingest_request(
                 ws, context.id, idempotency_key, digest, answer.model_dump(), self.clock()
             )
-        self.store.upsert_connector(ws, "ingest", principal.actor, {}, self.clock())
+        self.store.upsert_connector(ws, "ingest", principal.actor, None, self.clock())
         return answer
 
     # ------------------------------------------------------------ for importers
@@ -161,16 +161,22 @@ class ConnectorService:
         principal: Principal,
         kind: str,
         source: str,
+        key: str,
         name: str,
         description: str,
     ) -> ContextRow:
-        """The ``external`` context ``name`` bound to connector ``(kind, source)``, created
-        if missing. A context of that name not bound to this connector is a conflict: a
-        connector never takes over (and turns external) a context someone else made."""
+        """The ``external`` context connector ``(kind, source)`` feeds for ``key`` (a Slack
+        channel id): the one it made before, even if the channel was renamed since; else the
+        context ``name``, created if missing. A context of that name the connector did not
+        make is a conflict: a connector never takes over (and turns external) someone's."""
         if not principal.can("admin"):
             raise ForbiddenError("importing from a connector creates contexts: admin only")
         ws = principal.workspace_id
-        connector = self.store.upsert_connector(ws, kind, source, {}, self.clock())
+        connector = self.store.upsert_connector(ws, kind, source, None, self.clock())
+        known: dict[str, str] = dict(connector.config.get("contexts", {}))
+        row = self.store.get_context(ws, known[key]) if key in known else None
+        if row is not None and row.connector_id == connector.id:
+            return row
         row = self.store.get_context_by_name(ws, name)
         if row is None:
             self.contexts.create_context(
@@ -186,6 +192,9 @@ class ConnectorService:
                 "rename or delete it first",
                 field="context",
             )
+        known[key] = row.id
+        config = {**connector.config, "contexts": known}
+        self.store.upsert_connector(ws, kind, source, config, self.clock())
         resolved = self.store.get_context(ws, row.id)
         assert resolved is not None
         return resolved

@@ -14,9 +14,16 @@ class ConnectorStore(Protocol):
     """Connector primitives; ``Store`` inherits them. See tests/storage/test_connector_contract."""
 
     def upsert_connector(
-        self, workspace_id: str, kind: str, name: str, config: dict[str, Any], now: datetime
+        self,
+        workspace_id: str,
+        kind: str,
+        name: str,
+        config: dict[str, Any] | None,
+        now: datetime,
     ) -> ConnectorRow:
-        """The connector ``(kind, name)``, created if missing; ``config`` replaces the old one."""
+        """The connector ``(kind, name)``, created if missing; ``config`` replaces the old one
+        (``None``: keep it). A config equal to the stored one changes nothing, not even
+        ``updated_at``."""
         ...
 
     def list_connectors(self, workspace_id: str) -> list[ConnectorRow]:

@@ -24,17 +24,26 @@ class PostgresConnectorLane:
     db: PostgresDatabase
 
     def upsert_connector(
-        self, workspace_id: str, kind: str, name: str, config: dict[str, Any], now: datetime
+        self,
+        workspace_id: str,
+        kind: str,
+        name: str,
+        config: dict[str, Any] | None,
+        now: datetime,
     ) -> ConnectorRow:
+        # Only a new config counts as a change: a re-import leaves the row as it was.
+        on_conflict: LiteralString = (
+            "DO NOTHING"
+            if config is None
+            else "DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at "
+            "WHERE connectors.config IS DISTINCT FROM excluded.config"
+        )
         with self.db.transaction(workspace_id) as conn:
             conn.execute(
                 "INSERT INTO connectors (id, workspace_id, kind, name, config, created_at, "
                 "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (workspace_id, kind, name) DO UPDATE SET "
-                "config = excluded.config, updated_at = excluded.updated_at "
-                # Only a new config counts as a change: a re-import leaves the row as it was.
-                "WHERE connectors.config IS DISTINCT FROM excluded.config",
-                (str(uuid.uuid4()), workspace_id, kind, name, Jsonb(config), now, now),
+                "ON CONFLICT (workspace_id, kind, name) " + on_conflict,
+                (str(uuid.uuid4()), workspace_id, kind, name, Jsonb(config or {}), now, now),
             )
             row = conn.execute(
                 f"SELECT {_CONNECTOR_COLUMNS} FROM connectors "

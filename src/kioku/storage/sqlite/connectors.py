@@ -40,19 +40,29 @@ class SQLiteConnectorLane:
     index: VectorIndexCache
 
     def upsert_connector(
-        self, workspace_id: str, kind: str, name: str, config: dict[str, Any], now: datetime
+        self,
+        workspace_id: str,
+        kind: str,
+        name: str,
+        config: dict[str, Any] | None,
+        now: datetime,
     ) -> ConnectorRow:
         stamp = encode_time(now)
+        # Only a new config counts as a change: a re-import leaves the row as it was.
+        on_conflict = (
+            "DO NOTHING"
+            if config is None
+            else "DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at "
+            "WHERE connectors.config != excluded.config"
+        )
         with self.db.write() as conn:
             conn.execute(
                 "INSERT INTO connectors (id, workspace_id, kind, name, config, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, kind, name) "
-                # Only a new config counts as a change: a re-import leaves the row as it was.
-                "DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at "
-                "WHERE connectors.config != excluded.config",
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                f"ON CONFLICT (workspace_id, kind, name) {on_conflict}",
                 (
                     str(uuid.uuid4()), workspace_id, kind, name,
-                    json.dumps(config, ensure_ascii=False, sort_keys=True), stamp, stamp,
+                    json.dumps(config or {}, ensure_ascii=False, sort_keys=True), stamp, stamp,
                 ),
             )  # fmt: skip
             row = conn.execute(
