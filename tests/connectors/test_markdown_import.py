@@ -98,7 +98,7 @@ def test_one_memory_per_section_with_front_matter_tags_and_the_path(
 ) -> None:
     assert import_folder(folder) == {"created": 6}
     rows = {m.external_id: m for m in memories(tmp_path)}
-    assert sorted(rows) == [
+    assert sorted(str(k) for k in rows) == [
         "handbook.md#",
         "handbook.md#deploys",
         "handbook.md#rollback",
