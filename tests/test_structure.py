@@ -39,7 +39,17 @@ def imports_of(package: str) -> set[str]:
         # Connectors read sources and call the service; surfaces call them, never the reverse.
         (
             "connectors",
-            ("fastapi", "starlette", "typer", "mcp", "kioku.api", "kioku.cli", "kioku.mcp"),
+            (
+                "fastapi",
+                "starlette",
+                "typer",
+                "mcp",
+                "kioku.api",
+                "kioku.cli",
+                "kioku.mcp",
+                "kioku.storage.sqlite",
+                "kioku.storage.postgres",
+            ),
         ),
     ],
 )

@@ -3,15 +3,17 @@ and purge, checked against the tables themselves (the rows are gone, not hidden)
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import timedelta
 from typing import Any
 
+import psycopg
 import pytest
 
 from kioku.errors import ConflictError
 from kioku.storage.base import Store
 from kioku.storage.postgres.connection import ALL_WORKSPACES
-from kioku.storage.records import NewFeedback, PurgeCounts, PurgeScope
+from kioku.storage.records import MemoryChanges, NewFeedback, PurgeCounts, PurgeScope
 from kioku.storage.sleep import SleepRunRow
 from tests.storage.test_contract import LIVE, T0, new_context, new_memory, vec
 
@@ -150,6 +152,31 @@ def test_external_ids_are_unique_among_a_contexts_live_memories(store: Store) ->
     assert store.external_memories(ws, ctx.id)["page-1"].id == second.id
     other = new_context(store, ws, "other")
     store.insert_memories(ws, [new_memory(other.id, "same id elsewhere", external_id="page-1")])
+
+
+def test_a_sync_lands_whole_or_not_at_all(store: Store) -> None:
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "wiki")
+    keep, old = new_memory(ctx.id, "kept page", external_id="p1"), new_memory(ctx.id, "old")
+    store.insert_memories(ws, [keep, old])
+    store.store_embeddings(ws, ctx.id, "fake", [(keep.id, vec(1, 0, 0)), (old.id, vec(0, 1, 0))])
+    assert len(store.vector_search(ws, [ctx.id], vec(1, 0, 0), LIVE, 10)) == 2
+    fresh = new_memory(ctx.id, "new page", external_id="p2")
+    text = MemoryChanges(values={"summary": "kept page, edited"}, text_changed=True)
+    broken = MemoryChanges(values={"importance": 5.0})  # the database's CHECK refuses it
+    with pytest.raises((sqlite3.IntegrityError, psycopg.errors.IntegrityError)):
+        store.sync_memories(ws, ctx.id, [fresh], [(keep.id, text), (old.id, broken)], [], T0)
+    listed = {m.id: m for m in store.list_memories(ws, [ctx.id], LIVE, None, 10)}
+    assert set(listed) == {keep.id, old.id}  # the insert was rolled back with the rest
+    assert listed[keep.id].summary == "kept page" and listed[keep.id].embedding_status == "ready"
+    assert len(store.vector_search(ws, [ctx.id], vec(1, 0, 0), LIVE, 10)) == 2
+    updated = store.sync_memories(ws, ctx.id, [fresh], [(keep.id, text)], [old.id], T0)
+    assert [(row.id, row.summary, row.embedding_status) for row in updated] == [
+        (keep.id, "kept page, edited", "pending")
+    ]
+    listed = {m.id: m for m in store.list_memories(ws, [ctx.id], LIVE, None, 10)}
+    assert set(listed) == {keep.id, fresh.id}
+    assert store.vector_search(ws, [ctx.id], vec(1, 0, 0), LIVE, 10) == []
 
 
 def test_connectors_and_idempotency_records(store: Store) -> None:

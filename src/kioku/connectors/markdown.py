@@ -170,23 +170,14 @@ def import_markdown(
         service.contexts.create_context(principal, ContextCreate(name=context_ref))
         context = service.contexts.resolve(principal, context_ref)
     plans = folder_documents(root)
-    present = service.store.external_memories(principal.workspace_id, context.id)
     counts: Counter[str] = Counter()
     total, done = sum(len(items) for _, items in plans), 0
     for doc, items in plans:
-        wanted = {item.external_id for item in items}
-        # Sections this file no longer has: the memories that came from it, not in it now.
-        gone = sorted(
-            external_id
-            for external_id, row in present.items()
-            if row.source_uri == doc.path and external_id not in wanted
-        )
-        for start in range(0, max(len(items), 1), 100):
-            chunk = items[start : start + 100]
-            deletes = gone if start == 0 else []
-            outcomes = service.sync(principal, context, chunk, deletes)
-            counts.update(status for status, _ in outcomes.values())
-            done += len(chunk)
-            if progress is not None:
-                progress(done, total)
+        # One sync per file (a file has far fewer than thousands of sections): the sections
+        # it no longer has are forgotten in the same transaction.
+        outcomes = service.sync(principal, context, items, replace_source=doc.path)
+        counts.update(status for status, _ in outcomes.values())
+        done += len(items)
+        if progress is not None:
+            progress(done, total)
     return counts

@@ -207,16 +207,28 @@ class ConnectorService:
         deletes: Sequence[str] = (),
         *,
         wait: bool = False,
+        replace_source: str | None = None,
     ) -> dict[str, tuple[IngestStatus, str | None]]:
         """Bring ``context`` in line with these documents; per external id, (status, memory).
 
         New ids are created (in the order given), changed ones updated in place, unchanged
-        ones left alone (``updated_at`` too), deleted ones forgotten. Provenance comes from
-        the principal's channel. Everything is checked before the first write.
+        ones left alone (``updated_at`` too), deleted ones forgotten; with
+        ``replace_source``, so are the live memories from that ``source_uri`` that are not
+        among ``upserts`` (a file's sections that are gone). Provenance comes from the
+        principal's channel. Everything is checked before the first write, and the writes
+        land in one transaction.
         """
         if not principal.can("write") and not principal.can("ingest"):
             raise ForbiddenError("syncing documents needs the 'write' or 'ingest' permission")
         ws = principal.workspace_id
+        if replace_source is not None:
+            wanted = {item.external_id for item in upserts} | set(deletes)
+            gone = sorted(
+                external_id
+                for external_id, row in self.store.external_memories(ws, context.id).items()
+                if row.source_uri == replace_source and external_id not in wanted
+            )
+            deletes = [*deletes, *gone]
         self._check(upserts, deletes)
         existing = self.store.external_memories(
             ws, context.id, [*(i.external_id for i in upserts), *deletes]
@@ -237,26 +249,22 @@ class ConnectorService:
             else:
                 changes.append((current, _changes(current, item)))
                 outcomes[item.external_id] = ("updated", current.id)
-        self.store.insert_memories(ws, new_rows)
-        jobs = [
-            EmbeddingJob(r.id, ws, r.context_id, embedding_text(r.summary, r.content))
-            for r in new_rows
-        ]
-        for current, change in changes:
-            row = self.store.update_memory(ws, current.id, change, now)
-            if row is not None and change.text_changed:
-                jobs.append(
-                    EmbeddingJob(
-                        row.id, ws, row.context_id, embedding_text(row.summary, row.content)
-                    )
-                )
+        doomed: list[str] = []
         for external_id in deletes:
             current = existing.get(external_id)
             if current is None:
                 outcomes[external_id] = ("absent", None)
             else:
-                self.store.soft_delete_memory(ws, current.id, now)
+                doomed.append(current.id)
                 outcomes[external_id] = ("deleted", current.id)
+        updated = self.store.sync_memories(
+            ws, context.id, new_rows, [(row.id, change) for row, change in changes], doomed, now
+        )
+        rewritten = {row.id for row, change in changes if change.text_changed}
+        jobs = [
+            EmbeddingJob(r.id, ws, r.context_id, embedding_text(r.summary, r.content))
+            for r in [*new_rows, *(u for u in updated if u.id in rewritten)]
+        ]
         self.memories.schedule_embedding(jobs, wait)
         return outcomes
 

@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from kioku.storage.records import ConnectorRow, MemoryRow, PurgeCounts, PurgeScope
+from kioku.storage.records import (
+    ConnectorRow,
+    MemoryChanges,
+    MemoryRow,
+    NewMemory,
+    PurgeCounts,
+    PurgeScope,
+)
 
 
 class ConnectorStore(Protocol):
@@ -32,6 +39,19 @@ class ConnectorStore(Protocol):
 
     def bind_context(self, workspace_id: str, context_id: str, connector_id: str) -> None:
         """Bind a context to a connector (the service makes sure it is ``external``)."""
+        ...
+
+    def sync_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        inserts: Sequence[NewMemory],
+        updates: Sequence[tuple[str, MemoryChanges]],
+        deletes: Sequence[str],
+        now: datetime,
+    ) -> list[MemoryRow]:
+        """Insert, update and soft-delete memories of one context in one transaction: all or
+        nothing (a connector's batch is never half-written). Returns the updated rows."""
         ...
 
     def external_memories(

@@ -250,6 +250,26 @@ class PostgresStore(
             # Two writers raced to create the same external id: the loser writes nothing.
             raise ConflictError("a live memory with this external_id exists already") from exc
 
+    def sync_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        inserts: Sequence[NewMemory],
+        updates: Sequence[tuple[str, MemoryChanges]],
+        deletes: Sequence[str],
+        now: datetime,
+    ) -> list[MemoryRow]:
+        with self.db.session(workspace_id):  # the calls below join this one transaction
+            self.insert_memories(workspace_id, inserts)
+            updated = [
+                row
+                for memory_id, change in updates
+                if (row := self.update_memory(workspace_id, memory_id, change, now))
+            ]
+            for memory_id in deletes:
+                self.soft_delete_memory(workspace_id, memory_id, now)
+        return updated
+
     def get_memory(self, workspace_id: str, memory_id: str) -> MemoryRow | None:
         with self.db.transaction(workspace_id) as conn:
             row = conn.execute(

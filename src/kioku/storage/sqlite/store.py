@@ -241,6 +241,30 @@ class SQLiteStore(
                     (cursor.lastrowid, row.lexical_tokens),
                 )
 
+    def sync_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        inserts: Sequence[NewMemory],
+        updates: Sequence[tuple[str, MemoryChanges]],
+        deletes: Sequence[str],
+        now: datetime,
+    ) -> list[MemoryRow]:
+        try:
+            with self.db.session():  # the calls below join this one transaction
+                self.insert_memories(workspace_id, inserts)
+                updated = [
+                    row
+                    for memory_id, change in updates
+                    if (row := self.update_memory(workspace_id, memory_id, change, now))
+                ]
+                for memory_id in deletes:
+                    self.soft_delete_memory(workspace_id, memory_id, now)
+        except BaseException:
+            self.index.forget(context_id)  # it may hold changes that were rolled back
+            raise
+        return updated
+
     def get_memory(self, workspace_id: str, memory_id: str) -> MemoryRow | None:
         row = (
             self.db.connection()
