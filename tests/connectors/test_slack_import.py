@@ -239,3 +239,14 @@ def test_a_file_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
     bogus.write_bytes(b"not a zip")
     result = runner.invoke(app, ["import", "slack", str(bogus)])
     assert result.exit_code == 1 and "not a Slack export" in " ".join(result.output.split())
+
+
+def test_the_human_output_says_what_happened_per_channel(tmp_path: Path) -> None:
+    archive = str(write_slack_export(tmp_path))
+    said = " ".join(invoke("import", "slack", archive).split())
+    assert "#general → slack-general: 5 created, 1 absent" in said
+    assert "#雑談 → slack-c03zatsu: 3 created" in said
+    said = " ".join(invoke("import", "slack", archive).split())
+    assert "#engineering → slack-engineering: 5 unchanged" in said
+    wrong = runner.invoke(app, ["import", "slack", archive, "--per", "day"])
+    assert wrong.exit_code == 2 and "thread or message" in wrong.output
