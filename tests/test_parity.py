@@ -13,12 +13,14 @@ from kioku.api import create_app
 from kioku.mcp import build_mcp
 from kioku.runtime import Runtime
 from kioku.service.audit import AuditService
+from kioku.service.connectors import ConnectorService
 from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.feedback import FeedbackService
 from kioku.service.graph import GraphService
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
+from kioku.service.purge import PurgeService
 from kioku.service.recall import RecallService
 from kioku.service.sleep import SleepService
 from kioku.service.state import StateService
@@ -26,7 +28,8 @@ from kioku.service.stats import StatsService
 
 SERVICES = (
     ContextService, MemoryService, RecallService, DeliveryService, FeedbackService, StateService,
-    StatsService, KeyService, AuditService, GraphService, SleepService,
+    StatsService, KeyService, AuditService, GraphService, SleepService, ConnectorService,
+    PurgeService,
 )  # fmt: skip
 INTERNAL = {
     "resolve": "turns a context id or name into a row for the other services",
@@ -35,6 +38,9 @@ INTERNAL = {
     "key_principal": "turns an OAuth grant's key into a principal before any operation runs",
     "phases": "chooses Sleep's phases for a mode, inside sleep",
     "run_context": "runs Sleep on a resolved context: sleep and the schedule call it",
+    "schedule_embedding": "embeds new or changed text now or on the worker, for the writes",
+    "sync": "applies documents by external id: ingest and the Slack/Markdown imports call it",
+    "connector_context": "makes a Slack import's external contexts, inside kioku import slack",
 }
 NOT_AN_MCP_TOOL = {
     "get_context": "list_contexts gives an agent every context it can use",
@@ -49,6 +55,9 @@ NOT_AN_MCP_TOOL = {
     "list_audit": "the audit log is for admins and operators",
     "sleep_report": "reviewing a Sleep run action by action is an operator's work",
     "rollback_sleep": "undoing a Sleep run is an admin's review decision",
+    "ingest": "connector workers feed contexts over REST/SDK; an agent writes with remember",
+    "purge_context": "irreversible erasure is an operator's call; agents forget (soft delete)",
+    "purge_source": "irreversible erasure is an operator's call; agents forget (soft delete)",
 }
 NOT_A_REST_OPERATION = {"purge": "DELETE /contexts/{id}/memories/{memory_id}?purge=true (forget)"}
 

@@ -41,6 +41,21 @@ def imports_of(package: str) -> set[str]:
             "ui",
             ("typer", "sqlalchemy", "kioku.cli", "kioku.mcp", "kioku.api", "kioku.storage"),
         ),
+        # Connectors read sources and call the service; surfaces call them, never the reverse.
+        (
+            "connectors",
+            (
+                "fastapi",
+                "starlette",
+                "typer",
+                "mcp",
+                "kioku.api",
+                "kioku.cli",
+                "kioku.mcp",
+                "kioku.storage.sqlite",
+                "kioku.storage.postgres",
+            ),
+        ),
     ],
 )
 def test_import_direction(package: str, forbidden: tuple[str, ...]) -> None:
@@ -55,12 +70,14 @@ def test_import_direction(package: str, forbidden: tuple[str, ...]) -> None:
 def test_every_rest_operation_is_a_service_method() -> None:
     from kioku.api import create_app
     from kioku.service.audit import AuditService
+    from kioku.service.connectors import ConnectorService
     from kioku.service.contexts import ContextService
     from kioku.service.delivery import DeliveryService
     from kioku.service.feedback import FeedbackService
     from kioku.service.graph import GraphService
     from kioku.service.keys import KeyService
     from kioku.service.memories import MemoryService
+    from kioku.service.purge import PurgeService
     from kioku.service.recall import RecallService
     from kioku.service.sleep import SleepService
     from kioku.service.state import StateService
@@ -79,6 +96,8 @@ def test_every_rest_operation_is_a_service_method() -> None:
         AuditService,
         SleepService,
         GraphService,
+        ConnectorService,
+        PurgeService,
     )
     for path in spec["paths"].values():
         for operation in path.values():

@@ -10,6 +10,7 @@ from threadpoolctl import threadpool_limits
 from kioku.clock import Clock, system_clock
 from kioku.embeddings import Embedder, make_embedder
 from kioku.service.audit import AuditService
+from kioku.service.connectors import ConnectorService
 from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.embedding import EmbeddingScheduler
@@ -19,6 +20,7 @@ from kioku.service.jobs import Job, JobRunner, sweep_expired_state
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Channel, Principal
+from kioku.service.purge import PurgeService
 from kioku.service.recall import RecallService
 from kioku.service.sleep import LLMConfig, SleepConfig, SleepService, sleep_job
 from kioku.service.state import StateService
@@ -58,6 +60,10 @@ class Runtime:
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
     sleep: SleepService = field(init=False)
     """Consolidation (SPEC §8): run now, report, roll back; scheduled through ``jobs``."""
+    connectors: ConnectorService = field(init=False)
+    """Ingestion by external id (connector workers, Slack and Markdown imports)."""
+    purge: PurgeService = field(init=False)
+    """Erasure of a context's contents or of a source, every trace of it."""
 
     def local_principal(self, channel: Channel) -> Principal:
         """The owner of the default workspace (dev mode, CLI, stdio MCP: no key needed)."""
@@ -139,6 +145,8 @@ def open_runtime(
     )
     contexts.ensure_context(runtime.local_principal("cli"), DEFAULT_CONTEXT)
     runtime.sleep = SleepService(store, contexts, _sleep_config(settings), clock=clock)
+    runtime.connectors = ConnectorService(store, contexts, runtime.memories, clock=clock)
+    runtime.purge = PurgeService(store, contexts)
     if settings.sleep_interval_seconds > 0 and runtime.jobs is not None:
         every = timedelta(seconds=settings.sleep_interval_seconds)
         runtime.jobs.jobs.append(sleep_job(store, runtime.sleep.run_context, every))

@@ -28,7 +28,7 @@ class Tenants:
     a_owner: Principal
     b_owner: Principal
     keys: dict[str, str] = field(default_factory=dict)
-    """Bearer keys: "A:owner", "A:admin", "A:member", "A:viewer", "B:owner"."""
+    """Bearer keys: "A:owner", "A:admin", "A:member", "A:viewer", "A:connector", "B:owner"."""
     ids: dict[str, str] = field(default_factory=dict)
     """A's ids (context, memory, purged, key_id, state key, Sleep run) and B's context."""
 
@@ -62,7 +62,7 @@ def tenants(tmp_path: Path, clock: ManualClock) -> Iterator[Tenants]:
             # A Sleep run of A's (edges only: A's memories and state stay as they are).
             run = runtime.sleep.sleep(a, ctx.id, SleepRequest(mode="edges_only"))
             t.ids["run"] = run.run_id
-            for role in ("owner", "admin", "member", "viewer"):
+            for role in ("owner", "admin", "member", "viewer", "connector"):
                 made = runtime.keys.create_key(a, KeyCreate(name=f"a-{role}", role=role))
                 t.keys[f"A:{role}"] = made.key
                 t.ids[f"key:{role}"] = made.id

@@ -162,6 +162,21 @@ OPERATIONS: dict[str, Op] = {
         lambda i: ("POST", f"/sleep/{i['run']}/rollback", None),
         lambda c, i: c.rollback_sleep(i["run"]),
     ),
+    "ingest": Op(
+        lambda i: (
+            "POST",
+            f"{_c(i)}/ingest",
+            {"ops": [{"op": "upsert", "external_id": "x1", "summary": "planted"}]},
+        ),
+        lambda c, i: c.ingest(i["ctx"], [{"op": "upsert", "external_id": "x1", "summary": "x"}]),
+    ),
+    "purge_context": Op(
+        lambda i: ("POST", f"{_c(i)}/purge", None), lambda c, i: c.purge_context(i["ctx"])
+    ),
+    "purge_source": Op(
+        lambda i: ("POST", "/purge", {"source_uri_prefix": "alpha://", "context_id": i["ctx"]}),
+        lambda c, i: c.purge_source("alpha://", context_id=i["ctx"]),
+    ),
     "create_key": Op(
         lambda i: ("POST", "/keys", {"name": "x", "role": "viewer", "context_ids": [i["ctx"]]}),
         lambda c, i: c.create_key("x", role="viewer", context_ids=[i["ctx"]]),

@@ -39,7 +39,7 @@ def a_is_untouched(t: Tenants) -> None:
     assert t.runtime.state.get_state(a, t.ids["ctx"], "plan").value == {"alpha": "secret"}
     assert t.runtime.contexts.get_context(a, t.ids["ctx"]).description == ""
     assert t.runtime.stats.stats(a, t.ids["ctx"]).memories == 2
-    assert [k.revoked_at for k in t.runtime.keys.list_keys(a).items] == [None] * 4
+    assert [k.revoked_at for k in t.runtime.keys.list_keys(a).items] == [None] * 5
 
 
 def a_leaks(t: Tenants, text: str) -> list[str]:

@@ -17,7 +17,7 @@ from tests.auth.conftest import Tenants
 from tests.auth.operations import OPERATIONS
 from tests.test_parity import SERVICES
 
-ROLES = ("viewer", "member", "admin", "owner")
+ROLES = ("viewer", "member", "admin", "owner", "connector")
 PERMISSIONS = {
     name: permission_of(method)
     for service in SERVICES
@@ -27,8 +27,9 @@ PERMISSIONS = {
 EXPECTED = {  # the role table of the issue, written out: viewer reads and gives feedback...
     "viewer": {"read", "feedback"},
     "member": {"read", "feedback", "write"},
-    "admin": {"read", "feedback", "write", "admin"},
-    "owner": {"read", "feedback", "write", "admin"},
+    "admin": {"read", "feedback", "write", "admin", "ingest"},
+    "owner": {"read", "feedback", "write", "admin", "ingest"},
+    "connector": {"ingest"},  # ...and a connector key only ingests
 }
 
 
@@ -38,6 +39,8 @@ def test_every_operation_declares_a_permission() -> None:
     assert PERMISSIONS["feedback"] == "feedback"
     assert {PERMISSIONS[n] for n in ("remember", "set_state", "forget")} == {"write"}
     assert {PERMISSIONS[n] for n in ("create_context", "create_key", "list_audit")} == {"admin"}
+    assert {PERMISSIONS[n] for n in ("purge", "purge_context", "purge_source")} == {"admin"}
+    assert PERMISSIONS["ingest"] == "ingest"
 
 
 def allowed(role: str, name: str) -> bool:

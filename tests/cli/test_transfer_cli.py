@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,14 +18,23 @@ from sqlalchemy import make_url
 from typer.testing import CliRunner
 
 from kioku.cli import app
+from kioku.connectors.slack import import_slack
 from kioku.embeddings import Embedder
 from kioku.embeddings.fake import FakeEmbedder
-from kioku.models import ContextCreate, FeedbackCreate, MemoryCreate, RecallRequest, StateSet
+from kioku.models import (
+    ContextCreate,
+    FeedbackCreate,
+    IngestRequest,
+    MemoryCreate,
+    RecallRequest,
+    StateSet,
+)
 from kioku.runtime import open_runtime
 from kioku.service.principal import Principal
 from kioku.storage import open_store
 from kioku.storage.postgres.connection import ALL_WORKSPACES, SCOPE_SETTING
 from tests.conftest import make_settings
+from tests.connectors.slack_fixture import write_slack_export
 from tests.postgres import app_role_url
 from tests.storage.test_contract import new_context, new_memory
 
@@ -156,6 +166,12 @@ def build_workspace(url: str, embedder: Embedder) -> dict[str, str]:
             '{"n": 1.50, "big": 1e300, "tiny": 1E-7, "neg": -0.0, "int": 12345678901234567890}'
         )
         store.set_state(ws, default, "numbers", numbers, None, now)
+        # Connectors: a Slack export (bound external contexts, external ids) and an ingest.
+        with tempfile.TemporaryDirectory() as folder:
+            archive = write_slack_export(Path(folder))
+            import_slack(runtime.connectors, runtime.local_principal("connector"), archive)
+        op = {"op": "upsert", "external_id": "wiki/vpn", "summary": "The VPN needs 2FA"}
+        runtime.connectors.ingest(me, "slack", IngestRequest(ops=[op]), idempotency_key="k1")
         intruder = store.ensure_workspace("intruder").id
         theirs = Principal(workspace_id=intruder, role="owner", channel="rest")
         runtime.contexts.create_context(theirs, ContextCreate(name="default"))
@@ -215,7 +231,9 @@ def test_sqlite_to_postgres_to_sqlite_gives_identical_files(
         invoke("import", str(tmp_path / "first.jsonl"), "--database-url", target, "--json")
     )
     assert summary["workspace"] == "default"
-    assert summary["counts"] == {"context": 3, "memory": 10, "edge": 3, "feedback": 3, "state": 3}
+    assert summary["counts"] == {
+        "connector": 2, "context": 6, "memory": 24, "edge": 3, "feedback": 3, "state": 3,
+    }  # fmt: skip
     second = export(target, tmp_path / "second.jsonl")
     assert second == first
 
@@ -245,6 +263,14 @@ def test_sqlite_to_postgres_to_sqlite_gives_identical_files(
     port_room = edges[min(ids["port"], ids["room"]), max(ids["port"], ids["room"])]
     assert (port_room["weight"], port_room["origin"]) == (0.1 + 0.1 * 0.9, "hebbian")
     assert {e["origin"] for e in edges.values()} == {"hebbian", "declared"}
+    connectors = {r["connector_kind"]: r for r in records if r["kind"] == "connector"}
+    assert sorted(connectors) == ["ingest", "slack"]
+    bound = [r for r in records if r["kind"] == "context" and r["connector_id"]]
+    assert {r["name"] for r in bound} == {"slack-general", "slack-engineering", "slack-c03zatsu"}
+    assert {r["connector_id"] for r in bound} == {connectors["slack"]["id"]}
+    vpn = next(r for r in records if r.get("external_id") == "wiki/vpn")
+    assert (vpn["source_type"], vpn["trust_tier"]) == ("connector", "external")
+    assert sum(1 for r in records if (r.get("source_uri") or "").startswith("slack://")) == 13
 
     assert _other_workspace_rows(target) == ["Other tenant's note"]  # untouched
     original = recall_top(source, embedder)
@@ -433,4 +459,29 @@ def test_a_file_from_before_edges_still_imports(tmp_path: Path) -> None:
     path.write_text("".join(old), encoding="utf-8")
     target = f"sqlite:///{tmp_path / 'target.db'}"
     summary = json.loads(invoke("import", str(path), "--database-url", target, "--json"))
-    assert summary["counts"]["edge"] == 0 and summary["counts"]["memory"] == 10
+    assert summary["counts"]["edge"] == 0 and summary["counts"]["memory"] == 24
+
+
+def test_a_file_from_before_connectors_still_imports(tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    build_workspace(source, FakeEmbedder())
+    lines = export(source, tmp_path / "new.jsonl").decode().splitlines()
+    old = []
+    for line in lines:
+        record = json.loads(line)
+        if record["kind"] == "connector":
+            continue
+        for key in ("connector_id", "external_id"):  # fields a file from before lacks
+            record.pop(key, None)
+        if record["kind"] == "end":
+            del record["counts"]["connector"]
+        old.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join(old), encoding="utf-8")
+    target = f"sqlite:///{tmp_path / 'target.db'}"
+    summary = json.loads(
+        invoke("import", "workspace", str(path), "--database-url", target, "--json")
+    )
+    assert summary["counts"]["connector"] == 0 and summary["counts"]["memory"] == 24
+    again = export(target, tmp_path / "again.jsonl").decode()
+    assert '"kind":"connector"' not in again and '"external_id":null' in again

@@ -40,7 +40,7 @@ def secured(data: Path) -> Iterator[tuple[str, dict[str, str]]]:
         role: json.loads(cli(data, "keys", "create", f"e2e-{role}", "--role", role, "--json"))[
             "key"
         ]
-        for role in ("owner", "viewer")
+        for role in ("owner", "viewer", "connector")
     }
     keys["tenant-b"] = json.loads(
         cli(data, "keys", "create", "b", "--role", "owner", "--workspace", "tenant-b", "--json")
@@ -51,6 +51,30 @@ def secured(data: Path) -> Iterator[tuple[str, dict[str, str]]]:
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+def test_a_connector_key_ingests_over_http_and_does_nothing_else(
+    secured: tuple[str, dict[str, str]],
+) -> None:
+    base, keys = secured
+    url = f"{base}/api/v1/contexts/default/ingest"
+    body = {"ops": [{"op": "upsert", "external_id": "e2e-1", "summary": "Pushed by a worker"}]}
+    headers = {**bearer(keys["connector"]), "Idempotency-Key": "e2e-batch-1"}
+    first = httpx.post(url, json=body, headers=headers)
+    assert first.status_code == 200, first.text
+    assert first.json()["created"] == 1
+    again = httpx.post(url, json=body, headers=headers)
+    assert again.status_code == 200 and again.json() == first.json()
+    recall = {"query": "pushed by a worker"}
+    refused = httpx.post(
+        f"{base}/api/v1/contexts/default/recall", json=recall, headers=bearer(keys["connector"])
+    )
+    assert refused.status_code == 403
+    found = httpx.post(
+        f"{base}/api/v1/contexts/default/recall", json=recall, headers=bearer(keys["owner"])
+    ).json()["results"]
+    hit = next(r for r in found if r["external_id"] == "e2e-1")
+    assert (hit["source_type"], hit["trust_tier"]) == ("connector", "external")
 
 
 def test_rest_needs_a_key(secured: tuple[str, dict[str, str]]) -> None:

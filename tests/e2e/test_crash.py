@@ -8,6 +8,7 @@ vector after the restart, and a Sleep run cut short rolls back to a byte-identic
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -161,12 +162,10 @@ def test_kill_9_during_sleep_leaves_a_consistent_store_that_rolls_back_exactly(
         )  # fmt: skip
 
         def run_sleep() -> None:
-            try:
+            with contextlib.suppress(httpx.TransportError):  # killed under it
                 httpx.post(
                     f"{base}/api/v1/contexts/default/sleep", json={"mode": "full"}, timeout=120
                 )
-            except httpx.TransportError:
-                pass  # killed under it
 
         sleeper = threading.Thread(target=run_sleep)
         sleeper.start()

@@ -25,7 +25,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 KIOKU_TABLES = {
     "workspaces", "contexts", "memories", "retrieval_feedback", "agent_states", "api_keys",
     "audit_events", "oauth_clients", "oauth_grants", "job_claims", "memory_edges",
-    "sleep_runs", "sleep_actions",
+    "sleep_runs", "sleep_actions", "connectors", "ingest_requests",
 }  # fmt: skip
 
 Connection = psycopg.Connection[tuple[Any, ...]]

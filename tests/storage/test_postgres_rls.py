@@ -26,6 +26,8 @@ TENANT_TABLES = {
     "agent_states": "workspace_id",
     "api_keys": "workspace_id",
     "audit_events": "workspace_id",
+    "connectors": "workspace_id",
+    "ingest_requests": "workspace_id",
 }
 
 GRAPH_AND_SLEEP_TABLES = ("memory_edges", "sleep_runs", "sleep_actions")
@@ -68,6 +70,8 @@ def _fill(store: Store, name: str) -> str:
         )
     )
     store.append_audit(AuditEvent(ws, T0, "owner", "api", "create_key", "ok"))
+    store.upsert_connector(ws, "ingest", f"worker-{name}", {}, T0)
+    store.save_ingest_request(ws, ctx.id, "req-1", "hash", {"results": []}, T0)
     return ws
 
 

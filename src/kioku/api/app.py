@@ -15,6 +15,7 @@ from kioku.api.limits import BodySizeLimit
 from kioku.api.ratelimit import RateLimit
 from kioku.api.routes import (
     access,
+    connectors,
     contexts,
     delivery,
     feedback,
@@ -73,6 +74,7 @@ def create_app(
     for module in (contexts, memories, recall, delivery, feedback, state, sleep, access, health):
         api.include_router(module.router)
     api.include_router(graph.router)
+    api.include_router(connectors.router)
     app.include_router(api)
     app.add_api_route(  # also at /health, where load balancers look
         "/health", health.health, methods=["GET"], include_in_schema=False

@@ -9,6 +9,7 @@ from kioku.cli import (
     eval,
     feedback,
     graph,
+    import_commands,
     importing,
     keys,
     mcp_stdio,
@@ -39,7 +40,8 @@ app.command()(graph.explore)
 app.command("import-jsonl")(importing.import_jsonl)
 app.command()(importing.reembed)
 app.command()(transfer.export)
-app.command("import")(transfer.import_workspace)
+app.add_typer(import_commands.app, name="import")
+app.command()(import_commands.purge)
 app.add_typer(contexts.app, name="contexts")
 app.add_typer(keys.app, name="keys")
 app.add_typer(state.app, name="state")

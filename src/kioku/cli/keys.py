@@ -42,7 +42,9 @@ def owner_of(workspace: str, *, create: bool = False) -> Iterator[tuple[Runtime,
 @app.command("create")
 def create(
     name: str = typer.Argument(..., help="What the key is for, e.g. 'claude-desktop'."),
-    role: KeyRole = typer.Option("member", help="viewer | member | admin | owner."),
+    role: KeyRole = typer.Option(
+        "member", help="viewer | member | admin | owner | connector (may only ingest)."
+    ),
     context: list[str] = typer.Option([], "--context", "-c", help="Allow only these contexts."),
     expires_in_days: int | None = typer.Option(None, min=1, help="Expire after N days."),
     workspace: str = WorkspaceOption,

@@ -34,10 +34,12 @@ from kioku.models import (
     Feedback,
     FeedbackPage,
     Health,
+    IngestResult,
     Memory,
     MemoryDetail,
     MemoryPage,
     PinnedResult,
+    PurgeResult,
     RecallFilters,
     RecallResult,
     State,
@@ -210,6 +212,27 @@ def update_memory(context_id: str, memory_id: str, **fields: Any) -> Call[Memory
 def forget(context_id: str, memory_id: str, *, purge: bool = False) -> Call[None]:
     url = path("contexts", context_id, "memories", memory_id)
     return Call("DELETE", url, nothing, params={"purge": True} if purge else None)
+
+
+# ---------------------------------------------------------------- connectors and purge
+
+
+def ingest(
+    context_id: str, *, ops: Sequence[Any], wait: bool, idempotency_key: str | None
+) -> Call[IngestResult]:
+    url = path("contexts", context_id, "ingest")
+    headers = None if idempotency_key is None else {"Idempotency-Key": idempotency_key}
+    body = {"ops": jsonable(ops), "wait": wait}
+    return Call("POST", url, IngestResult.model_validate_json, body=body, headers=headers)
+
+
+def purge_context(context_id: str) -> Call[PurgeResult]:
+    return Call("POST", path("contexts", context_id, "purge"), PurgeResult.model_validate_json)
+
+
+def purge_source(*, source_uri_prefix: str, context_id: str | None) -> Call[PurgeResult]:
+    body = given(source_uri_prefix=source_uri_prefix, context_id=context_id)
+    return Call("POST", path("purge"), PurgeResult.model_validate_json, body=body)
 
 
 # ---------------------------------------------------------------- recall and delivery

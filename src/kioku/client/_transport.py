@@ -57,6 +57,7 @@ class Call(Generic[T]):
     parse: Callable[[bytes], T]
     params: dict[str, Any] | None = None
     body: Any = None
+    headers: dict[str, str] | None = None
 
 
 def http_options(

@@ -11,6 +11,7 @@ import httpx
 
 from kioku.client import _operations as ops
 from kioku.client._operations import UNSET, Filters, Unset
+from kioku.client._operations import ingest as ingest_call
 from kioku.client._transport import BlockingASGITransport, Call, http_options, read
 from kioku.models import (
     ApiKeyCreated,
@@ -25,12 +26,14 @@ from kioku.models import (
     Feedback,
     FeedbackPage,
     Health,
+    IngestResult,
     KeyRole,
     Memory,
     MemoryCreate,
     MemoryDetail,
     MemoryPage,
     PinnedResult,
+    PurgeResult,
     RecallResult,
     SleepMode,
     State,
@@ -90,7 +93,9 @@ class Client:
         self._http.__exit__(exc_type, exc_value, traceback)
 
     def _send(self, call: Call[T]) -> T:
-        response = self._http.request(call.method, call.path, params=call.params, json=call.body)
+        response = self._http.request(
+            call.method, call.path, params=call.params, json=call.body, headers=call.headers
+        )
         return read(call, response)
 
     # ------------------------------------------------------------ contexts
@@ -271,6 +276,32 @@ class Client:
     def purge(self, context_id: str, memory_id: str) -> None:
         """Erase a memory for good (text, tokens and vector)."""
         return self._send(ops.forget(context_id, memory_id, purge=True))
+
+    # ------------------------------------------------------------ connectors and purge
+
+    def ingest(
+        self,
+        context_id: str,
+        ops: Sequence[Mapping[str, Any]],
+        *,
+        idempotency_key: str | None = None,
+        wait: bool = False,
+    ) -> IngestResult:
+        """Upsert/delete up to 100 documents by ``external_id`` (a connector key, or an admin);
+        the same ``idempotency_key`` again returns the first answer and writes nothing."""
+        return self._send(
+            ingest_call(context_id, ops=ops, wait=wait, idempotency_key=idempotency_key)
+        )
+
+    def purge_context(self, context_id: str) -> PurgeResult:
+        """Erase every memory of a context and every trace of them (admins)."""
+        return self._send(ops.purge_context(context_id))
+
+    def purge_source(self, source_uri_prefix: str, *, context_id: str | None = None) -> PurgeResult:
+        """Erase every memory whose ``source_uri`` starts with the prefix (admins)."""
+        return self._send(
+            ops.purge_source(source_uri_prefix=source_uri_prefix, context_id=context_id)
+        )
 
     # ------------------------------------------------------------ recall and delivery
 

@@ -16,6 +16,15 @@ from kioku.models.base import (
     SourceType,
     TrustTier,
 )
+from kioku.models.connectors import (
+    IngestDelete,
+    IngestOpResult,
+    IngestRequest,
+    IngestResult,
+    IngestUpsert,
+    PurgeResult,
+    PurgeSource,
+)
 from kioku.models.contexts import Context, ContextCreate, ContextPage, ContextUpdate, SearchConfig
 from kioku.models.graph import EdgeOrigin, ExploreResult, MemoryDetail, MemoryEdge, Neighbour
 from kioku.models.lanes import (
@@ -92,6 +101,11 @@ __all__ = [
     "FeedbackCreate",
     "FeedbackPage",
     "Health",
+    "IngestDelete",
+    "IngestOpResult",
+    "IngestRequest",
+    "IngestResult",
+    "IngestUpsert",
     "InputModel",
     "KeyCreate",
     "KeyRole",
@@ -105,6 +119,8 @@ __all__ = [
     "Neighbour",
     "PinnedItem",
     "PinnedResult",
+    "PurgeResult",
+    "PurgeSource",
     "RecallFilters",
     "RecallHit",
     "RecallRequest",

@@ -98,6 +98,9 @@ class Context(BaseModel):
     memory_count: int = 0
     created_at: datetime
     updated_at: datetime
+    connector_id: str | None = Field(
+        default=None, description="The connector feeding this context (always external)."
+    )
 
 
 class ContextPage(BaseModel):

@@ -131,7 +131,9 @@ class Health(BaseModel):
 
 # ---------------------------------------------------------------- access: keys and audit
 
-KeyRole = Literal["owner", "admin", "member", "viewer"]
+KeyRole = Literal["owner", "admin", "member", "viewer", "connector"]
+"""``connector``: a key that may only ingest (``POST /contexts/{id}/ingest``), stamped
+``source_type=connector``; give it a context allow-list of the contexts it feeds."""
 
 
 class KeyCreate(InputModel):

@@ -83,6 +83,11 @@ class ContextService:
         for name, value in list(values.items()):
             if value is None:
                 raise_null(name)
+        if row.connector_id is not None and values.get("trust_tier") == "trusted":
+            # SPEC §2: what a connector feeds is someone else's text, whatever its context.
+            raise InvalidInputError(
+                "a context fed by a connector is always external", field="trust_tier"
+            )
         updated = self.store.update_context(
             principal.workspace_id, row.id, values, datetime.now(UTC)
         )

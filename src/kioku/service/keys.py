@@ -122,7 +122,9 @@ class KeyService:
         return Principal(
             workspace_id=row.workspace_id,
             role=row.role,  # type: ignore[arg-type]
-            channel=channel,
+            # A connector key is a connector whatever surface it comes through: its writes
+            # are stamped source_type=connector, so they are always external (SPEC §4).
+            channel="connector" if row.role == "connector" else channel,
             allowed_context_ids=None if row.context_ids is None else frozenset(row.context_ids),
             key_id=row.id,
         )

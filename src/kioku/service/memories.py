@@ -133,7 +133,7 @@ class MemoryService:
             instruction_like=judge_instructions(trust_tier, data.summary, data.content),
         )
 
-    def _schedule_embedding(self, jobs: list[EmbeddingJob], wait: bool) -> None:
+    def schedule_embedding(self, jobs: list[EmbeddingJob], wait: bool) -> None:
         """Embed now (asked to, no worker, or the queue is over its bound), else wake the worker."""
         if self.embedding is None or not jobs:
             return
@@ -149,7 +149,7 @@ class MemoryService:
         jobs = [
             EmbeddingJob(r.id, ws, r.context_id, embedding_text(r.summary, r.content)) for r in rows
         ]
-        self._schedule_embedding(jobs, wait)
+        self.schedule_embedding(jobs, wait)
 
     @operation("write", audited=True)
     def remember(
@@ -256,7 +256,7 @@ class MemoryService:
         if changes.text_changed:
             text = embedding_text(row.summary, row.content)
             job = EmbeddingJob(row.id, principal.workspace_id, row.context_id, text)
-            self._schedule_embedding([job], wait=False)
+            self.schedule_embedding([job], wait=False)
         return memory_view(row)
 
     @operation("write", audited=True)

@@ -2,27 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Channel = Literal["rest", "sdk", "mcp", "cli", "ui", "import", "connector", "sleep"]
-Role = Literal["owner", "admin", "member", "viewer"]
-Permission = Literal["read", "feedback", "write", "admin"]
+Role = Literal["owner", "admin", "member", "viewer", "connector"]
+Permission = Literal["read", "feedback", "write", "admin", "ingest"]
 
-ROLE_RANK: dict[str, int] = {"viewer": 0, "member": 1, "admin": 2, "owner": 3}
+ROLE_RANK: dict[str, int] = {"connector": 0, "viewer": 0, "member": 1, "admin": 2, "owner": 3}
 # A viewer reads, recalls, loads the pinned set and state, and gives feedback; a member also
 # writes memories and state; an admin manages contexts and keys; the owner may do everything.
+# A connector key only ingests (a worker feeding a Slack, a wiki...): it reads nothing back,
+# and everything it writes is stamped source_type=connector (see ``Principal.channel``).
+# Admins and owners may ingest too (to run a worker by hand); ingest stamps connector anyway.
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "viewer": frozenset({"read", "feedback"}),
     "member": frozenset({"read", "feedback", "write"}),
-    "admin": frozenset({"read", "feedback", "write", "admin"}),
-    "owner": frozenset({"read", "feedback", "write", "admin"}),
+    "admin": frozenset({"read", "feedback", "write", "admin", "ingest"}),
+    "owner": frozenset({"read", "feedback", "write", "admin", "ingest"}),
+    "connector": frozenset({"ingest"}),
 }
 # OAuth scopes narrow what a token may do, whatever the role of the key that granted it.
 SCOPE_PERMISSIONS: dict[str, frozenset[str]] = {
     "memory:read": frozenset({"read", "feedback"}),
     "memory:write": frozenset({"write"}),
-    "memory:admin": frozenset({"admin"}),
+    "memory:admin": frozenset({"admin", "ingest"}),
 }
 
 # SPEC §4: the server stamps provenance from the channel a write came through.
@@ -58,6 +62,11 @@ class Principal:
         if self.scopes is None:
             return True
         return any(permission in SCOPE_PERMISSIONS.get(scope, ()) for scope in self.scopes)
+
+    def via(self, channel: Channel) -> Principal:
+        """The same caller writing through ``channel`` (an operation that is a channel of its
+        own, like connector ingestion, stamps its own provenance)."""
+        return replace(self, channel=channel)
 
     @property
     def source_type(self) -> str:

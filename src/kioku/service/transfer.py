@@ -1,9 +1,10 @@
 """Export a workspace as JSONL, import one: lossless between SQLite and PostgreSQL.
 
-The file: a header line, then contexts, memories (every column, the vector, soft-deleted ones
-too), graph edges, feedback events (in append order) and live state keys, then an ``end`` line
-with the counts (a truncated file is refused). Import checks every line before writing anything,
-refuses ids the target database already holds, and restores the rows in one transaction.
+The file: a header line, then connectors, contexts, memories (every column, the vector,
+soft-deleted ones too), graph edges, feedback events (in append order) and live state keys,
+then an ``end`` line with the counts (a truncated file is refused). Import checks every line
+before writing anything, refuses ids the target database already holds, and restores the rows
+in one transaction.
 docs/scaling.md describes the format.
 """
 
@@ -23,6 +24,7 @@ from kioku.errors import ConflictError, InvalidInputError, NotFoundError
 from kioku.service.memories import lexical_text
 from kioku.service.transfer_format import (
     RECORDS,
+    ConnectorRecord,
     ContextRecord,
     EdgeRecord,
     FeedbackRecord,
@@ -41,7 +43,7 @@ HEADER = "kioku-export"
 END = "end"
 RESERVED: dict[str, str] = {}
 """Kinds a future format may use: refused with a message rather than as unknown."""
-OPTIONAL_COUNTS = {"edge"}
+OPTIONAL_COUNTS = {"edge", "connector"}
 """Kinds an end record may leave out when the file has none (files written before them)."""
 _KINDS = list(RECORDS)
 Progress = Callable[[int, int | None], None]
@@ -97,8 +99,11 @@ class _Check:
     workspace: str = ""
     counts: Counter[str] = field(default_factory=Counter)
     ids: dict[IdKind, set[str]] = field(
-        default_factory=lambda: {"context": set(), "memory": set(), "feedback": set()}
-    )
+        default_factory=lambda: {
+            "connector": set(), "context": set(), "memory": set(), "feedback": set()
+        }
+    )  # fmt: skip
+    connector_names: set[tuple[str, str]] = field(default_factory=set)
     context_names: set[str] = field(default_factory=set)
     memory_contexts: dict[str, str] = field(default_factory=dict)
     state_keys: set[tuple[str, str]] = field(default_factory=set)
@@ -178,7 +183,7 @@ def _rows(
         if record.get("kind") in (HEADER, END):
             continue
         model = _validate(number, record)
-        if isinstance(model, ContextRecord):
+        if isinstance(model, ConnectorRecord | ContextRecord):
             yield model.to_row(workspace_id)
         elif isinstance(model, MemoryRecord):
             tokens = lexical_text(model.summary, model.content, model.tags)
@@ -254,9 +259,14 @@ def _check_end(number: int, record: dict[str, Any], check: _Check) -> None:
 
 def _check_references(number: int, model: Any, check: _Check) -> None:
     """Ids unique, and every reference to a row earlier in the file (the restore order)."""
-    if isinstance(model, ContextRecord):
+    if isinstance(model, ConnectorRecord):
+        _unique(number, "connector.id", model.id, check.ids["connector"])
+        _unique(number, "connector.name", (model.connector_kind, model.name), check.connector_names)
+    elif isinstance(model, ContextRecord):
         _unique(number, "context.id", model.id, check.ids["context"])
         _unique(number, "context.name", model.name, check.context_names)
+        if model.connector_id is not None and model.connector_id not in check.ids["connector"]:
+            _fail(number, "context.connector_id", "no connector with this id above in the file")
     elif isinstance(model, MemoryRecord):
         _unique(number, "memory.id", model.id, check.ids["memory"])
         _known(number, "memory.context_id", model.context_id, check.ids["context"])

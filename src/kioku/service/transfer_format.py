@@ -36,7 +36,14 @@ from kioku.models.base import (
     SourceType,
     TrustTier,
 )
-from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, MemoryRow, StateRow
+from kioku.storage.records import (
+    ConnectorRow,
+    ContextRow,
+    EdgeRow,
+    FeedbackRow,
+    MemoryRow,
+    StateRow,
+)
 from kioku.storage.transfer import MemoryDump, TransferRow
 
 # ---------------------------------------------------------------- canonical JSON
@@ -97,13 +104,19 @@ def _time(value: datetime | None) -> str | None:
 
 def encode_row(row: TransferRow) -> dict[str, Any]:
     """The record of one stored row (without the workspace: the file names it once)."""
+    if isinstance(row, ConnectorRow):
+        return {
+            "kind": "connector", "id": row.id, "connector_kind": row.kind, "name": row.name,
+            "config": row.config, "created_at": _time(row.created_at),
+            "updated_at": _time(row.updated_at),
+        }  # fmt: skip
     if isinstance(row, ContextRow):
         return {
             "kind": "context", "id": row.id, "name": row.name, "description": row.description,
             "trust_tier": row.trust_tier, "sleep_mode": row.sleep_mode,
             "search_config": row.search_config, "embedding_model": row.embedding_model,
             "embedding_dim": row.embedding_dim, "created_at": _time(row.created_at),
-            "updated_at": _time(row.updated_at),
+            "updated_at": _time(row.updated_at), "connector_id": row.connector_id,
         }  # fmt: skip
     if isinstance(row, MemoryDump):
         m = row.row
@@ -125,7 +138,7 @@ def encode_row(row: TransferRow) -> dict[str, Any]:
             "embedding": embedding, "access_count": m.access_count,
             "last_accessed_at": _time(m.last_accessed_at), "superseded_by": m.superseded_by,
             "created_at": _time(m.created_at), "updated_at": _time(m.updated_at),
-            "deleted_at": _time(m.deleted_at),
+            "deleted_at": _time(m.deleted_at), "external_id": m.external_id,
         }  # fmt: skip
     if isinstance(row, EdgeRow):
         return {
@@ -175,6 +188,22 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class ConnectorRecord(_Record):
+    kind: Literal["connector"]
+    id: Id
+    connector_kind: Literal["slack", "ingest"]
+    name: StrictStr = Field(min_length=1, max_length=200)
+    config: dict[str, Any]
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    def to_row(self, workspace_id: str) -> ConnectorRow:
+        return ConnectorRow(
+            id=self.id, workspace_id=workspace_id, kind=self.connector_kind, name=self.name,
+            config=_floats(self.config), created_at=self.created_at, updated_at=self.updated_at,
+        )  # fmt: skip
+
+
 class ContextRecord(_Record):
     kind: Literal["context"]
     id: Id
@@ -187,6 +216,8 @@ class ContextRecord(_Record):
     embedding_dim: StrictInt | None = Field(gt=0)
     created_at: Timestamp
     updated_at: Timestamp
+    connector_id: Id | None = None
+    """Absent from files written before connectors: then ``None``."""
 
     def to_row(self, workspace_id: str) -> ContextRow:
         values = self.model_dump(exclude={"kind"})
@@ -237,6 +268,8 @@ class MemoryRecord(_Record):
     created_at: Timestamp
     updated_at: Timestamp
     deleted_at: Timestamp | None
+    external_id: StrictStr | None = Field(default=None, min_length=1, max_length=512)
+    """Absent from files written before connectors: then ``None``."""
 
     @model_validator(mode="after")
     def _consistent(self) -> MemoryRecord:
@@ -314,6 +347,7 @@ class StateRecord(_Record):
 
 
 RECORDS: dict[str, type[_Record]] = {
+    "connector": ConnectorRecord,
     "context": ContextRecord,
     "memory": MemoryRecord,
     "edge": EdgeRecord,

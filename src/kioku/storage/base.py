@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from kioku.storage.connector_store import ConnectorStore
 from kioku.storage.records import (
     ApiKeyRow,
     AuditEvent,
@@ -36,7 +37,7 @@ from kioku.storage.sleep_store import SleepStore
 from kioku.storage.transfer import IdKind, TransferRow
 
 
-class Store(SleepStore, Protocol):
+class Store(SleepStore, ConnectorStore, Protocol):
     """A storage backend (SQLite now, PostgreSQL later). See the contract tests."""
 
     url: str

@@ -29,6 +29,8 @@ class ContextRow:
     updated_at: datetime
     memory_count: int | None = None
     """Live memories; only listings count them (``None`` elsewhere)."""
+    connector_id: str | None = None
+    """The connector the context is bound to (always ``external`` then), if any."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class MemoryRow:
     instruction_like: bool | None = None
     """The detector's verdict on the text (``None``: not judged yet); exposed as ``suspicious``
     only on external memories."""
+    external_id: str | None = None
+    """The source's own id (a Slack thread ts, a Markdown section); unique among the live
+    memories of a context."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class NewMemory:
     lexical_tokens: str
     created_at: datetime
     instruction_like: bool | None = None
+    external_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -313,3 +319,38 @@ class EdgeChange:
 
     before: EdgeRow | None
     after: EdgeRow | None
+
+
+@dataclass(frozen=True)
+class ConnectorRow:
+    """A source feeding a workspace (a Slack export, an ingestion worker)."""
+
+    id: str
+    workspace_id: str
+    kind: str
+    name: str
+    config: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class PurgeScope:
+    """What a purge erases: a whole context's contents, or the memories whose ``source_uri``
+    starts with ``source_prefix`` (in ``context_id`` only, if given)."""
+
+    context_id: str | None = None
+    source_prefix: str | None = None
+
+
+@dataclass(frozen=True)
+class PurgeCounts:
+    """What a purge removed, row by row."""
+
+    memories: int = 0
+    vectors: int = 0
+    edges: int = 0
+    feedback: int = 0
+    state_keys: int = 0
+    sleep_actions: int = 0
+    ingest_requests: int = 0

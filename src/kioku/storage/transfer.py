@@ -12,9 +12,16 @@ from typing import Literal
 
 import numpy as np
 
-from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, MemoryRow, StateRow
+from kioku.storage.records import (
+    ConnectorRow,
+    ContextRow,
+    EdgeRow,
+    FeedbackRow,
+    MemoryRow,
+    StateRow,
+)
 
-IdKind = Literal["context", "memory", "feedback"]
+IdKind = Literal["connector", "context", "memory", "feedback"]
 """The rows whose ids an import keeps: they must not exist anywhere in the target database."""
 
 
@@ -31,8 +38,8 @@ class MemoryDump:
     """Restore only: the tokenizer's output for the text (never dumped; recomputed on import)."""
 
 
-TransferRow = ContextRow | MemoryDump | EdgeRow | FeedbackRow | StateRow
-"""What a dump yields and a restore takes, in dependency order: contexts, memories, edges,
-feedback, state. The rows' own ``workspace_id`` (and a feedback event's ``seq``) are ignored on
-restore: the target workspace is a parameter, and events get new sequence numbers in file
-order."""
+TransferRow = ConnectorRow | ContextRow | MemoryDump | EdgeRow | FeedbackRow | StateRow
+"""What a dump yields and a restore takes, in dependency order: connectors, contexts,
+memories, edges, feedback, state. The rows' own ``workspace_id`` (and a feedback event's
+``seq``) are ignored on restore: the target workspace is a parameter, and events get new
+sequence numbers in file order."""

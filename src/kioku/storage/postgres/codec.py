@@ -14,7 +14,7 @@ MEMORY_COLUMNS = (
     "id, workspace_id, context_id, summary, content, type, tags, importance, delivery_mode, "
     "trigger_from, trigger_until, source_type, source_uri, trust_tier, embedding_status, "
     "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
-    "instruction_like"
+    "instruction_like, external_id"
 )
 
 # tsvector keeps at most 256 positions per lexeme; BM25's tf saturation makes the cap harmless.
@@ -99,6 +99,7 @@ def memory_from_row(row: dict[str, Any]) -> MemoryRow:
         updated_at=row["updated_at"],
         deleted_at=row["deleted_at"],
         instruction_like=row["instruction_like"],
+        external_id=row["external_id"],
     )
 
 
@@ -116,4 +117,5 @@ def context_from_row(row: dict[str, Any], memory_count: int | None = None) -> Co
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         memory_count=memory_count,
+        connector_id=row["connector_id"],
     )

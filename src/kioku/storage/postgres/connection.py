@@ -8,6 +8,7 @@ rows and nothing else. ``ALL_WORKSPACES`` is for the few lookups made before a t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -40,6 +41,7 @@ class PostgresDatabase:
             connection_class=Connection[DictRow],
             open=True,
         )
+        self._local = threading.local()
 
     @contextmanager
     def transaction(
@@ -52,6 +54,13 @@ class PostgresDatabase:
         Used for reads too: several statements in one block then see one snapshot's worth of
         committed work (READ COMMITTED per statement, as the SQLite read path is close enough).
         """
+        joined = getattr(self._local, "session", None)
+        if joined is not None and not snapshot:
+            conn, scope = joined
+            if scope != workspace_id:
+                raise RuntimeError("a session works for one workspace")
+            yield conn  # part of the session's transaction: it commits or rolls back
+            return
         with self.pool.connection() as conn:
             # is_local=true: the scope ends with the transaction, so a pooled connection
             # never carries one tenant's scope into the next borrower's work.
@@ -60,6 +69,17 @@ class PostgresDatabase:
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             conn.execute("SELECT set_config(%s, %s, true)", (SCOPE_SETTING, workspace_id))
             yield conn
+
+    @contextmanager
+    def session(self, workspace_id: str) -> Iterator[Connection[DictRow]]:
+        """One transaction for several store calls on this thread: each call's own
+        ``transaction`` joins it, so they land together or not at all."""
+        with self.transaction(workspace_id) as conn:
+            self._local.session = (conn, workspace_id)
+            try:
+                yield conn
+            finally:
+                self._local.session = None
 
     def close(self) -> None:
         self.pool.close()

@@ -25,6 +25,7 @@ from kioku.storage.postgres.codec import (
     memory_from_row,
 )
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
+from kioku.storage.postgres.connectors import PostgresConnectorLane
 from kioku.storage.postgres.delivery import PostgresDeliveryLane
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
 from kioku.storage.postgres.feedback import PostgresFeedbackLane
@@ -90,6 +91,7 @@ class PostgresStore(
     PostgresTransferLane,
     PostgresGraphLane,
     PostgresSleepLane,
+    PostgresConnectorLane,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 
@@ -124,12 +126,12 @@ class PostgresStore(
             with self.db.transaction(workspace_id) as conn:
                 conn.execute(
                     "INSERT INTO contexts (id, workspace_id, name, description, trust_tier, "
-                    "sleep_mode, search_config, created_at, updated_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    "sleep_mode, search_config, created_at, updated_at, connector_id) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                     (
                         row.id, workspace_id, row.name, row.description, row.trust_tier,
                         row.sleep_mode, Jsonb(row.search_config), row.created_at,
-                        row.updated_at,
+                        row.updated_at, row.connector_id,
                     ),
                 )  # fmt: skip
         except errors.UniqueViolation as exc:
@@ -225,21 +227,48 @@ class PostgresStore(
                     Jsonb(row.tags), row.importance, row.delivery_mode, row.trigger_from,
                     row.trigger_until, row.source_type, row.source_uri, row.trust_tier,
                     row.created_at, row.created_at, row.instruction_like, tokens, length,
+                    row.external_id,
                 )
             )  # fmt: skip
         if not params:
             return
         # One transaction: executemany either lands every row or (on any error) none.
-        with self.db.transaction(workspace_id) as conn, conn.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
-                "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
-                "source_uri, trust_tier, created_at, updated_at, instruction_like, "
-                "lexical_tokens, lexical_length) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s::tsvector, %s)",
-                params,
-            )
+        try:
+            with self.db.transaction(workspace_id) as conn, conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
+                    "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
+                    "source_uri, trust_tier, created_at, updated_at, instruction_like, "
+                    "lexical_tokens, lexical_length, external_id) VALUES "
+                    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                    "%s::tsvector, %s, %s)",
+                    params,
+                )
+        except errors.UniqueViolation as exc:
+            if "ux_memories_external" not in str(exc):
+                raise
+            # Two writers raced to create the same external id: the loser writes nothing.
+            raise ConflictError("a live memory with this external_id exists already") from exc
+
+    def sync_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        inserts: Sequence[NewMemory],
+        updates: Sequence[tuple[str, MemoryChanges]],
+        deletes: Sequence[str],
+        now: datetime,
+    ) -> list[MemoryRow]:
+        with self.db.session(workspace_id):  # the calls below join this one transaction
+            self.insert_memories(workspace_id, inserts)
+            updated = [
+                row
+                for memory_id, change in updates
+                if (row := self.update_memory(workspace_id, memory_id, change, now))
+            ]
+            for memory_id in deletes:
+                self.soft_delete_memory(workspace_id, memory_id, now)
+        return updated
 
     def get_memory(self, workspace_id: str, memory_id: str) -> MemoryRow | None:
         with self.db.transaction(workspace_id) as conn:

@@ -26,25 +26,28 @@ from kioku.storage.postgres.codec import (
     memory_from_row,
 )
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
-from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, StateRow
+from kioku.storage.records import ConnectorRow, ContextRow, EdgeRow, FeedbackRow, StateRow
 from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
 
 _BATCH = 500
 _EXISTING: dict[IdKind, LiteralString] = {
+    "connector": "SELECT id FROM connectors WHERE id = ANY(%s)",
     "context": "SELECT id FROM contexts WHERE id = ANY(%s)",
     "memory": "SELECT id FROM memories WHERE id = ANY(%s)",
     "feedback": "SELECT id FROM retrieval_feedback WHERE id = ANY(%s)",
 }
 _INSERT: dict[type, LiteralString] = {
+    ConnectorRow: "INSERT INTO connectors (id, workspace_id, kind, name, config, created_at, "
+    "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
     ContextRow: "INSERT INTO contexts (id, workspace_id, name, description, trust_tier, "
-    "sleep_mode, search_config, embedding_model, embedding_dim, created_at, updated_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+    "sleep_mode, search_config, embedding_model, embedding_dim, created_at, updated_at, "
+    "connector_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
     MemoryDump: "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, source_uri, "
     "trust_tier, embedding_status, embedding, embedding_model, lexical_tokens, lexical_length, "
     "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
-    "instruction_like) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-    "%s::vector, %s, %s::tsvector, %s, %s, %s, %s, %s, %s, %s, %s)",
+    "instruction_like, external_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "%s, %s, %s, %s::vector, %s, %s::tsvector, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
     EdgeRow: "INSERT INTO memory_edges (workspace_id, context_id, source_id, target_id, weight, "
     "origin, trust_tier, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
     # seq is assigned anew: events are restored in their original order, so it stays ordered.
@@ -62,11 +65,16 @@ def _decode_vector(sent: bytes) -> np.ndarray:
 
 
 def _params(workspace_id: str, row: TransferRow) -> tuple[Any, ...]:
+    if isinstance(row, ConnectorRow):
+        return (
+            row.id, workspace_id, row.kind, row.name, Jsonb(row.config), row.created_at,
+            row.updated_at,
+        )  # fmt: skip
     if isinstance(row, ContextRow):
         return (
             row.id, workspace_id, row.name, row.description, row.trust_tier, row.sleep_mode,
             Jsonb(row.search_config), row.embedding_model, row.embedding_dim, row.created_at,
-            row.updated_at,
+            row.updated_at, row.connector_id,
         )  # fmt: skip
     if isinstance(row, MemoryDump):
         m = row.row
@@ -77,7 +85,7 @@ def _params(workspace_id: str, row: TransferRow) -> tuple[Any, ...]:
             m.source_uri, m.trust_tier, m.embedding_status,
             None if row.vector is None else encode_vector(row.vector), row.embedding_model,
             tokens, length, m.access_count, m.last_accessed_at, m.superseded_by, m.created_at,
-            m.updated_at, m.deleted_at, m.instruction_like,
+            m.updated_at, m.deleted_at, m.instruction_like, m.external_id,
         )  # fmt: skip
     if isinstance(row, EdgeRow):
         return (
@@ -104,6 +112,13 @@ class PostgresTransferLane:
         # One REPEATABLE READ transaction: every kind of row is read from the same snapshot,
         # so writes landing during the export never make an inconsistent file.
         with self.db.transaction(workspace_id, snapshot=True) as conn:
+            for row in _stream(
+                conn,
+                "SELECT id, workspace_id, kind, name, config, created_at, updated_at "
+                'FROM connectors WHERE workspace_id = %s ORDER BY id COLLATE "C"',
+                (workspace_id,),
+            ):
+                yield ConnectorRow(**row)
             for row in _stream(
                 conn,
                 'SELECT * FROM contexts WHERE workspace_id = %s ORDER BY id COLLATE "C"',

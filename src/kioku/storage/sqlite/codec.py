@@ -14,7 +14,7 @@ MEMORY_COLUMNS = (
     "id, workspace_id, context_id, summary, content, type, tags, importance, delivery_mode, "
     "trigger_from, trigger_until, source_type, source_uri, trust_tier, embedding_status, "
     "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
-    "instruction_like"
+    "instruction_like, external_id"
 )
 
 
@@ -72,6 +72,7 @@ def memory_from_row(row: sqlite3.Row) -> MemoryRow:
         updated_at=decode_required_time(row["updated_at"]),
         deleted_at=decode_time(row["deleted_at"]),
         instruction_like=None if row["instruction_like"] is None else bool(row["instruction_like"]),
+        external_id=row["external_id"],
     )
 
 
@@ -89,4 +90,5 @@ def context_from_row(row: sqlite3.Row, memory_count: int | None = None) -> Conte
         created_at=decode_required_time(row["created_at"]),
         updated_at=decode_required_time(row["updated_at"]),
         memory_count=memory_count,
+        connector_id=row["connector_id"],
     )

@@ -42,6 +42,9 @@ class SQLiteDatabase:
         """A write transaction (``BEGIN IMMEDIATE``): commits on success, rolls back on error."""
         with self.write_lock:
             conn = self.connection()
+            if getattr(self._local, "session", False):
+                yield conn  # part of the session's transaction: it commits or rolls back
+                return
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -49,6 +52,17 @@ class SQLiteDatabase:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    @contextmanager
+    def session(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction for several store calls on this thread: each call's own
+        ``write`` joins it, so they land together or not at all."""
+        with self.write() as conn:
+            self._local.session = True
+            try:
+                yield conn
+            finally:
+                self._local.session = False
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

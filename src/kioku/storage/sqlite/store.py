@@ -32,6 +32,7 @@ from kioku.storage.sqlite.codec import (
     memory_from_row,
 )
 from kioku.storage.sqlite.connection import SQLiteDatabase
+from kioku.storage.sqlite.connectors import SQLiteConnectorLane
 from kioku.storage.sqlite.delivery import SQLiteDeliveryLane
 from kioku.storage.sqlite.feedback import SQLiteFeedbackLane
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
@@ -72,6 +73,7 @@ class SQLiteStore(
     SQLiteTransferLane,
     SQLiteGraphLane,
     SQLiteSleepLane,
+    SQLiteConnectorLane,
 ):
     """The embedded backend. One instance per process per database file."""
 
@@ -113,12 +115,13 @@ class SQLiteStore(
             with self.db.write() as conn:
                 conn.execute(
                     "INSERT INTO contexts (id, workspace_id, name, description, trust_tier, "
-                    "sleep_mode, search_config, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "sleep_mode, search_config, created_at, updated_at, connector_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         row.id, workspace_id, row.name, row.description, row.trust_tier,
                         row.sleep_mode, json.dumps(row.search_config),
                         encode_time(row.created_at), encode_time(row.updated_at),
+                        row.connector_id,
                     ),
                 )  # fmt: skip
         except sqlite3.IntegrityError as exc:
@@ -206,14 +209,23 @@ class SQLiteStore(
     # ------------------------------------------------------------ memories
 
     def insert_memories(self, workspace_id: str, rows: Sequence[NewMemory]) -> None:
+        try:
+            self._insert_memories(workspace_id, rows)
+        except sqlite3.IntegrityError as exc:
+            if "external_id" not in str(exc):
+                raise
+            # Two writers raced to create the same external id: the loser writes nothing.
+            raise ConflictError("a live memory with this external_id exists already") from exc
+
+    def _insert_memories(self, workspace_id: str, rows: Sequence[NewMemory]) -> None:
         with self.db.write() as conn:
             for row in rows:
                 created = encode_time(row.created_at)
                 cursor = conn.execute(
                     "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
                     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
-                    "source_uri, trust_tier, created_at, updated_at, instruction_like) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "source_uri, trust_tier, created_at, updated_at, instruction_like, "
+                    "external_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         row.id, workspace_id, row.context_id, row.summary, row.content, row.type,
                         json.dumps(row.tags, ensure_ascii=False), row.importance,
@@ -221,12 +233,37 @@ class SQLiteStore(
                         encode_optional_time(row.trigger_until), row.source_type,
                         row.source_uri, row.trust_tier, created, created,
                         None if row.instruction_like is None else int(row.instruction_like),
+                        row.external_id,
                     ),
                 )  # fmt: skip
                 conn.execute(
                     "INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)",
                     (cursor.lastrowid, row.lexical_tokens),
                 )
+
+    def sync_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        inserts: Sequence[NewMemory],
+        updates: Sequence[tuple[str, MemoryChanges]],
+        deletes: Sequence[str],
+        now: datetime,
+    ) -> list[MemoryRow]:
+        try:
+            with self.db.session():  # the calls below join this one transaction
+                self.insert_memories(workspace_id, inserts)
+                updated = [
+                    row
+                    for memory_id, change in updates
+                    if (row := self.update_memory(workspace_id, memory_id, change, now))
+                ]
+                for memory_id in deletes:
+                    self.soft_delete_memory(workspace_id, memory_id, now)
+        except BaseException:
+            self.index.forget(context_id)  # it may hold changes that were rolled back
+            raise
+        return updated
 
     def get_memory(self, workspace_id: str, memory_id: str) -> MemoryRow | None:
         row = (

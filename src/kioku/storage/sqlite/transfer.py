@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from kioku.errors import ConflictError
-from kioku.storage.records import ContextRow, EdgeRow, FeedbackRow, StateRow
+from kioku.storage.records import ConnectorRow, ContextRow, EdgeRow, FeedbackRow, StateRow
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
     context_from_row,
@@ -24,6 +24,7 @@ from kioku.storage.sqlite.codec import (
     memory_from_row,
 )
 from kioku.storage.sqlite.connection import SQLiteDatabase
+from kioku.storage.sqlite.connectors import _connector_from_row
 from kioku.storage.sqlite.feedback import _feedback_from_row
 from kioku.storage.sqlite.filters import chunked, placeholders
 from kioku.storage.sqlite.graph import _edge_from_row
@@ -32,6 +33,7 @@ from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
 from kioku.storage.vector_index import VectorIndexCache
 
 _ID_TABLES: dict[IdKind, str] = {
+    "connector": "connectors",
     "context": "contexts",
     "memory": "memories",
     "feedback": "retrieval_feedback",
@@ -46,6 +48,10 @@ class SQLiteTransferLane:
 
     def dump_workspace(self, workspace_id: str, now: datetime) -> Iterator[TransferRow]:
         with self.db.read() as conn:  # one snapshot: a concurrent write is wholly in or out
+            for row in conn.execute(
+                "SELECT * FROM connectors WHERE workspace_id = ? ORDER BY id", (workspace_id,)
+            ):
+                yield _connector_from_row(row)
             for row in conn.execute(
                 "SELECT * FROM contexts WHERE workspace_id = ? ORDER BY id", (workspace_id,)
             ):
@@ -85,7 +91,9 @@ class SQLiteTransferLane:
         try:
             with self.db.write() as conn:
                 for row in rows:
-                    if isinstance(row, ContextRow):
+                    if isinstance(row, ConnectorRow):
+                        _insert_connector(conn, workspace_id, row)
+                    elif isinstance(row, ContextRow):
                         _insert_context(conn, workspace_id, row)
                         contexts.append(row.id)
                     elif isinstance(row, MemoryDump):
@@ -125,12 +133,25 @@ class SQLiteTransferLane:
 def _insert_context(conn: sqlite3.Connection, workspace_id: str, row: ContextRow) -> None:
     conn.execute(
         "INSERT INTO contexts (id, workspace_id, name, description, trust_tier, sleep_mode, "
-        "search_config, embedding_model, embedding_dim, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "search_config, embedding_model, embedding_dim, created_at, updated_at, connector_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             row.id, workspace_id, row.name, row.description, row.trust_tier, row.sleep_mode,
             json.dumps(row.search_config, ensure_ascii=False), row.embedding_model,
             row.embedding_dim, encode_time(row.created_at), encode_time(row.updated_at),
+            row.connector_id,
+        ),
+    )  # fmt: skip
+
+
+def _insert_connector(conn: sqlite3.Connection, workspace_id: str, row: ConnectorRow) -> None:
+    conn.execute(
+        "INSERT INTO connectors (id, workspace_id, kind, name, config, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            row.id, workspace_id, row.kind, row.name,
+            json.dumps(row.config, ensure_ascii=False, sort_keys=True),
+            encode_time(row.created_at), encode_time(row.updated_at),
         ),
     )  # fmt: skip
 
@@ -141,8 +162,9 @@ def _insert_memory(conn: sqlite3.Connection, workspace_id: str, dump: MemoryDump
         "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, tags, "
         "importance, delivery_mode, trigger_from, trigger_until, source_type, source_uri, "
         "trust_tier, embedding_status, embedding, embedding_model, access_count, "
-        "last_accessed_at, superseded_by, created_at, updated_at, deleted_at, instruction_like) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "last_accessed_at, superseded_by, created_at, updated_at, deleted_at, instruction_like, "
+        "external_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             m.id, workspace_id, m.context_id, m.summary, m.content, m.type,
             json.dumps(m.tags, ensure_ascii=False), m.importance, m.delivery_mode,
@@ -152,7 +174,7 @@ def _insert_memory(conn: sqlite3.Connection, workspace_id: str, dump: MemoryDump
             m.access_count, encode_optional_time(m.last_accessed_at), m.superseded_by,
             encode_time(m.created_at), encode_time(m.updated_at),
             encode_optional_time(m.deleted_at),
-            None if m.instruction_like is None else int(m.instruction_like),
+            None if m.instruction_like is None else int(m.instruction_like), m.external_id,
         ),
     )  # fmt: skip
     conn.execute(
