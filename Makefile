@@ -5,7 +5,7 @@ KIOKU  := $(VENV)/bin/kioku
 STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run test check fmt bench bench-postgres eval clean
+.PHONY: install run test check fmt bench bench-postgres eval soak clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -39,6 +39,10 @@ bench-postgres: $(STAMP)  ## the same on a throwaway PostgreSQL + pgvector, up t
 eval: $(STAMP)  ## the retrieval gate (golden set, bundled model): floors, then leakage; docs/eval.md
 	$(KIOKU) eval retrieval --markdown bench/results/eval-retrieval.md
 	$(KIOKU) eval leakage --markdown bench/results/eval-leakage.md
+
+soak: $(STAMP)  ## the long reliability runs: fuzzing with 500 examples a route, 5 min of load
+	KIOKU_FUZZ_EXAMPLES=500 $(PY) -m pytest tests/fuzz tests/properties tests/e2e/test_crash.py
+	$(PY) -m kioku.benchmark.load --users 16 --seconds 300 --markdown bench/results/load.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,30 @@
+"""The bounded load test (locust against ``kioku serve`` on loopback) runs with zero errors.
+
+Short settings for ``make test``; ``make soak`` runs it longer with more agents. The figures
+themselves are in docs/benchmarks.md: a timed test would only measure this machine's load.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_mixed_agent_load_on_loopback_answers_every_request(tmp_path: Path) -> None:
+    out = tmp_path / "load.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "kioku.benchmark.load", "--users", "4", "--seconds", "8",
+         "--json", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {row["operation"]: row for row in json.loads(out.read_text())}
+    assert set(rows) == {"recall", "remember", "load_pinned", "set_state", "get_state", "all"}
+    assert rows["all"]["failures"] == 0 and rows["all"]["requests"] > 50
+    assert all(row["requests"] > 0 for row in rows.values())
