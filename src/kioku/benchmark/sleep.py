@@ -20,24 +20,18 @@ Run it with::
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from kioku.benchmark.data import Corpus, Doc, load_locomo
+from kioku.benchmark.data import Corpus, Doc
 from kioku.benchmark.ingest import drain_embeddings, remember_docs
-from kioku.benchmark.meta import configured_embedder
 from kioku.benchmark.metrics import evaluate
+from kioku.benchmark.study import study_main
 from kioku.models import ContextCreate, RecallRequest
 from kioku.models.sleep import SleepRequest
-from kioku.runtime import Runtime, open_runtime
-from kioku.settings import Settings
+from kioku.runtime import Runtime
 
 KS = (5, 10)
 EVAL_K = 10
@@ -170,25 +164,8 @@ def markdown(results: Mapping[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--data", default="../shared/data/locomo", help="LoCoMo conv-*.json")
-    parser.add_argument("--limit", type=int, default=None, help="Only the first N conversations.")
-    parser.add_argument("--json", default=None, help="Also write the raw results here.")
-    args = parser.parse_args(argv)
-    corpora = load_locomo(Path(args.data), args.limit)
-    embedder = configured_embedder()
-    with tempfile.TemporaryDirectory(prefix="kioku-sleep-bench-") as workdir:
-        settings = Settings(database_url=f"sqlite:///{workdir}/sleep.db", embed_async=True)
-        runtime = open_runtime(settings, embedder=embedder)
-        try:
-            results = run_sleep_study(runtime, corpora, lambda text: print(text, file=sys.stderr))
-        finally:
-            runtime.close()
-    results["embedder"] = embedder.name if embedder is not None else "none (BM25 only)"
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(markdown(results))
-    return 0
+    description = __doc__.splitlines()[0] if __doc__ else ""
+    return study_main(argv, description, "sleep", run_sleep_study, markdown)
 
 
 if __name__ == "__main__":
