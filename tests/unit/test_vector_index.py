@@ -1,3 +1,4 @@
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -66,7 +67,7 @@ def test_stale_cache_file_is_rebuilt_from_the_database(tmp_path: Path) -> None:
 def test_torn_cache_file_is_treated_as_stale(tmp_path: Path) -> None:
     load, calls = _loader([("a", unit(1, 0))])
     VectorIndexCache(tmp_path).get("ctx", 1, load)
-    (tmp_path / "ctx.npy").write_bytes(b"garbage")
+    (tmp_path / "ctx.npz").write_bytes(b"garbage")
     index = VectorIndexCache(tmp_path).get("ctx", 1, load)
     assert len(calls) == 2 and index is not None and index.size == 1
 
@@ -78,3 +79,30 @@ def test_apply_out_of_order_drops_the_index_instead_of_guessing(tmp_path: Path) 
     cache.apply("ctx", 3, upserts=[("b", unit(0, 1))])  # skipped generation 2
     cache.get("ctx", 3, load)
     assert len(calls) == 2
+
+
+def test_writers_racing_on_one_cache_file_never_fail_or_mix_generations(tmp_path: Path) -> None:
+    # Several processes on one SQLite file write the same context's cache: each write must be
+    # whole (matrix, ids and generation from one writer), and none may fail another's.
+
+    errors: list[BaseException] = []
+
+    def writer(offset: int) -> None:
+        try:
+            for generation in range(offset, offset + 60, 2):
+                rows = [(f"m{i}", unit(1, i)) for i in range(generation % 7 + 1)]
+                load, _ = _loader(rows)
+                VectorIndexCache(tmp_path).get("ctx", generation, load)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for generation in range(60):
+        loaded = VectorIndexCache(tmp_path)._read_file("ctx", generation)
+        assert loaded is None or loaded.size == generation % 7 + 1
+    assert not list(tmp_path.glob("*.tmp"))

@@ -8,7 +8,7 @@ means stale: the index is rebuilt from the database, never trusted blindly.
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -156,7 +158,7 @@ class VectorIndexCache:
         with self._lock:
             self._indexes.pop(context_id, None)
             if self.directory is not None:
-                for suffix in (".npy", ".json"):
+                for suffix in _CACHE_SUFFIXES:
                     (self.directory / f"{context_id}{suffix}").unlink(missing_ok=True)
 
     def flush(self) -> None:
@@ -165,41 +167,51 @@ class VectorIndexCache:
             for context_id, index in self._indexes.items():
                 self._write_file(context_id, index)
 
-    def _paths(self, context_id: str) -> tuple[Path, Path] | None:
+    def _path(self, context_id: str) -> Path | None:
         if self.directory is None:
             return None
-        return self.directory / f"{context_id}.npy", self.directory / f"{context_id}.json"
+        return self.directory / f"{context_id}.npz"
 
     def _read_file(self, context_id: str, generation: int) -> ContextVectors | None:
-        paths = self._paths(context_id)
-        if paths is None or not paths[0].exists() or not paths[1].exists():
+        path = self._path(context_id)
+        if path is None or not path.exists():
             return None
         try:
-            meta = json.loads(paths[1].read_text())
-            if meta.get("generation") != generation:
+            with np.load(path, allow_pickle=False) as data:
+                if int(data["generation"]) != generation:
+                    return None
+                matrix = np.array(data["matrix"], dtype=np.float32)
+                ids = [str(memory_id) for memory_id in data["ids"]]
+                dim = int(data["dim"])
+            if matrix.shape != (len(ids), dim):
                 return None
-            matrix = np.load(paths[0])
-            ids = list(meta["ids"])
-            if matrix.shape != (len(ids), meta["dim"]):
-                return None
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, EOFError):
             return None  # a torn or foreign file is just a stale cache
-        return ContextVectors(
-            dim=int(meta["dim"]), generation=generation, ids=ids, matrix=matrix.copy()
-        )
+        return ContextVectors(dim=dim, generation=generation, ids=ids, matrix=matrix)
 
     def _write_file(self, context_id: str, index: ContextVectors) -> None:
-        paths = self._paths(context_id)
-        if paths is None:
+        """One file per context, written whole under a name of its own and then renamed: the
+        matrix, its ids and its generation can never come from two different writers (several
+        processes on one database file write the cache too). A failure only costs a rebuild."""
+        path = self._path(context_id)
+        if path is None:
             return
-        self.directory.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
-        npy, meta = paths
-        tmp_npy = npy.with_suffix(".npy.tmp")
-        with open(tmp_npy, "wb") as handle:
-            np.save(handle, index.matrix[: index.size])
-        os.replace(tmp_npy, npy)
-        tmp_meta = meta.with_suffix(".json.tmp")
-        tmp_meta.write_text(
-            json.dumps({"generation": index.generation, "dim": index.dim, "ids": index.ids})
-        )
-        os.replace(tmp_meta, meta)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as handle:
+                np.savez(
+                    handle,
+                    matrix=index.matrix[: index.size],
+                    ids=np.array(index.ids, dtype=np.str_),
+                    generation=np.int64(index.generation),
+                    dim=np.int64(index.dim),
+                )
+            os.replace(tmp, path)
+        except OSError:
+            log.warning("could not write the vector index cache %s", path, exc_info=True)
+            tmp.unlink(missing_ok=True)
+
+
+_CACHE_SUFFIXES = (".npz", ".npy", ".json")
+"""The cache file, and the two files of the format before it (removed with the context)."""
