@@ -342,6 +342,10 @@ class PurgeScope:
     context_id: str | None = None
     source_prefix: str | None = None
 
+    def named_contexts(self) -> list[str]:
+        """The context the scope names, if any (its index is reset even when nothing matched)."""
+        return [self.context_id] if self.context_id is not None else []
+
 
 @dataclass(frozen=True)
 class PurgeCounts:

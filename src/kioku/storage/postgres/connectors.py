@@ -132,7 +132,7 @@ class PostgresConnectorLane:
                 params,
             ).fetchall()
             ids = [row["id"] for row in found]
-            contexts = sorted({row["context_id"] for row in found} | set(_whole(scope)))
+            contexts = sorted({row["context_id"] for row in found} | set(scope.named_contexts()))
             edges = _count(
                 conn,
                 "SELECT count(*) AS n FROM memory_edges WHERE workspace_id = %s "
@@ -175,10 +175,6 @@ class PostgresConnectorLane:
             sleep_actions=actions,
             ingest_requests=requests,
         )
-
-
-def _whole(scope: PurgeScope) -> list[str]:
-    return [scope.context_id] if scope.context_id is not None else []
 
 
 def _count(conn: Connection[DictRow], query: LiteralString, params: Sequence[Any]) -> int:

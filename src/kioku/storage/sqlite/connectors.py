@@ -159,7 +159,7 @@ class SQLiteConnectorLane:
                 params,
             ).fetchall()
             ids = [row["id"] for row in found]
-            contexts = sorted({row["context_id"] for row in found} | set(_whole(scope)))
+            contexts = sorted({row["context_id"] for row in found} | set(scope.named_contexts()))
             edges = feedback = 0
             for chunk in chunked(ids):
                 marks = placeholders(chunk)
@@ -208,10 +208,6 @@ class SQLiteConnectorLane:
             sleep_actions=actions,
             ingest_requests=requests,
         )
-
-
-def _whole(scope: PurgeScope) -> list[str]:
-    return [scope.context_id] if scope.context_id is not None else []
 
 
 def _purge_sleep_actions(
