@@ -41,7 +41,7 @@ eval: $(STAMP)  ## the retrieval gate (golden set, bundled model): floors, then 
 	$(KIOKU) eval leakage --markdown bench/results/eval-leakage.md
 
 soak: $(STAMP)  ## the long reliability runs: fuzzing with 500 examples a route, 5 min of load
-	KIOKU_FUZZ_EXAMPLES=500 $(PY) -m pytest tests/fuzz tests/properties tests/e2e/test_crash.py
+	KIOKU_FUZZ_EXAMPLES=500 KIOKU_HYPOTHESIS_PROFILE=explore $(PY) -m pytest tests/fuzz tests/properties tests/e2e/test_crash.py
 	$(PY) -m kioku.benchmark.load --users 16 --seconds 300 --markdown bench/results/load.md
 
 clean:

@@ -52,3 +52,11 @@ def test_empty_and_symbol_only_text_gives_no_tokens() -> None:
 def test_has_cjk() -> None:
     assert has_cjk("abc漢字")
     assert not has_cjk("plain ascii")
+
+
+def test_numbers_inside_symbols_survive_in_japanese_text() -> None:
+    # NFKC turns ¼ into "1⁄4", which Sudachi tags as a symbol; the digits are still words, as
+    # they are in Latin-only text (found by the tokenizer property test: 'ｶ' + ' ' + '¼').
+    assert tokenize("東京 ¼ マイル") == ["東京", "1", "4", "マイル"]
+    assert tokenize("ｶ ¼") == tokenize("ｶ") + tokenize("¼")
+    assert tokenize("東京、。「」") == ["東京"]

@@ -25,6 +25,8 @@ _CHUNK_CHARS = 4000
 _CHUNK_BREAK = re.compile(r"[。．！？!?\n]|\s")
 # Parts of speech that carry no meaning for retrieval.
 _SKIP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
+# Symbols Sudachi tags as such can still hold digits or letters (¼ → "1⁄4"): keep those.
+_SYMBOL_POS = {"補助記号", "記号"}
 
 ENGLISH_STOPWORDS = frozenset(
     [
@@ -227,9 +229,13 @@ def _cjk_tokens(text: str) -> Iterator[str]:
     tokenizer = _sudachi()
     for chunk in _chunks(text):
         for morpheme in tokenizer.tokenize(chunk):
-            if morpheme.part_of_speech()[0] in _SKIP_POS:
-                continue
+            pos = morpheme.part_of_speech()[0]
             surface = morpheme.surface()
+            if pos in _SYMBOL_POS and not has_cjk(surface):
+                yield from _word_tokens(surface)
+                continue
+            if pos in _SKIP_POS:
+                continue
             if has_cjk(surface):
                 yield from _clean(normalize(morpheme.normalized_form()))
             else:
