@@ -19,6 +19,7 @@ import pytest
 from kioku.embeddings.fake import FakeEmbedder
 from kioku.models import BatchCreate, FeedbackCreate, MemoryCreate, RecallRequest, StateSet
 from kioku.runtime import Runtime, open_runtime
+from kioku.storage.sqlite.lexical import lexical_tables
 from tests.conftest import make_settings
 from tests.postgres import empty_postgres_database
 
@@ -114,7 +115,10 @@ def test_processes_on_one_sqlite_file_lose_and_double_nothing(tmp_path: Path) ->
             "HAVING count(*) > 1)"
         ).fetchone() == (0,)
         (rows,) = conn.execute("SELECT count(*) FROM memories").fetchone()
-        (indexed,) = conn.execute("SELECT count(*) FROM memories_fts").fetchone()
+        indexed = sum(
+            conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in lexical_tables(conn)
+        )
         assert rows == indexed == len(written)
 
 

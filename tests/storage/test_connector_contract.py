@@ -15,6 +15,7 @@ from kioku.storage.base import Store
 from kioku.storage.postgres.connection import ALL_WORKSPACES
 from kioku.storage.records import MemoryChanges, NewFeedback, PurgeCounts, PurgeScope
 from kioku.storage.sleep import SleepRunRow
+from kioku.storage.sqlite.lexical import lexical_tables
 from tests.storage.test_contract import LIVE, T0, new_context, new_memory, vec
 
 # Every table a memory leaves a trace in, and how to count one context's rows in it.
@@ -42,7 +43,8 @@ def count(store: Store, query: str, context_id: str) -> int:
 
 def lexical_entries(store: Store, memory_ids: list[str]) -> int:
     """Index entries left of these memories: FTS5 rows whose memory is gone (SQLite keeps
-    the index in a table of its own), or tsvectors of their rows (PostgreSQL)."""
+    the index in tables of its own, one per workspace), or tsvectors of their rows
+    (PostgreSQL)."""
     if "postgresql" in store.url:
         with store.db.transaction(ALL_WORKSPACES) as conn:  # type: ignore[attr-defined]
             row = conn.execute(
@@ -50,10 +52,13 @@ def lexical_entries(store: Store, memory_ids: list[str]) -> int:
             ).fetchone()
             return int(row["n"])
     conn = store.db.connection()  # type: ignore[attr-defined]
-    return int(
-        conn.execute(
-            "SELECT count(*) FROM memories_fts WHERE rowid NOT IN (SELECT seq FROM memories)"
-        ).fetchone()[0]
+    return sum(
+        int(
+            conn.execute(
+                f"SELECT count(*) FROM {table} WHERE rowid NOT IN (SELECT seq FROM memories)"
+            ).fetchone()[0]
+        )
+        for table in lexical_tables(conn)
     )
 
 

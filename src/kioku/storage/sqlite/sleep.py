@@ -31,6 +31,7 @@ from kioku.storage.sqlite.codec import (
 )
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.graph import _SQLiteEdgeTransaction
+from kioku.storage.sqlite.lexical import ensure_lexical_table
 from kioku.storage.vector_index import VectorIndexCache
 
 _RUN_COLUMNS = (
@@ -82,6 +83,7 @@ class _SQLiteSleepTransaction:
         self.store = store
         self.conn = conn
         self.workspace_id = workspace_id
+        self._fts_table: str | None = None
 
     def lock_context(self, context_id: str) -> bool:
         # BEGIN IMMEDIATE has serialized every writer already.
@@ -159,7 +161,9 @@ class _SQLiteSleepTransaction:
             (*(_encode(c, v) for c, v in values.items()), self.workspace_id, row.id),
         ).fetchone()[0]
         if tokens is not None:
-            self.conn.execute("UPDATE memories_fts SET tokens = ? WHERE rowid = ?", (tokens, seq))
+            self.conn.execute(
+                f"UPDATE {self._lexical_table()} SET tokens = ? WHERE rowid = ?", (tokens, seq)
+            )
         superseded = values.get("superseded_by", row.superseded_by)
         searchable = row.embedding_status == "ready" and row.deleted_at is None
         if superseded == row.superseded_by or not searchable:
@@ -189,9 +193,15 @@ class _SQLiteSleepTransaction:
             ),
         )  # fmt: skip
         self.conn.execute(
-            "INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)",
+            f"INSERT INTO {self._lexical_table()} (rowid, tokens) VALUES (?, ?)",
             (cursor.lastrowid, row.lexical_tokens),
         )
+
+    def _lexical_table(self) -> str:
+        """The workspace's FTS5 table, made sure of once per transaction."""
+        if self._fts_table is None:
+            self._fts_table = ensure_lexical_table(self.conn, self.workspace_id)
+        return self._fts_table
 
     def purge_memory(self, memory_id: str) -> None:
         row = self.conn.execute(

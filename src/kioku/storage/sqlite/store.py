@@ -1,4 +1,5 @@
-"""``SQLiteStore``: the ``Store`` protocol on one SQLite file (WAL) + FTS5 + the vector cache."""
+"""``SQLiteStore``: the ``Store`` protocol on one SQLite file (WAL) + FTS5 (a table per
+workspace) + the vector cache."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from kioku.storage.sqlite.feedback import SQLiteFeedbackLane
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.graph import SQLiteGraphLane
 from kioku.storage.sqlite.jobs import SQLiteJobLane
+from kioku.storage.sqlite.lexical import ensure_lexical_table
 from kioku.storage.sqlite.oauth import SQLiteOAuthLane
 from kioku.storage.sqlite.sleep import SQLiteSleepLane
 from kioku.storage.sqlite.state import SQLiteStateLane
@@ -219,6 +221,7 @@ class SQLiteStore(
 
     def _insert_memories(self, workspace_id: str, rows: Sequence[NewMemory]) -> None:
         with self.db.write() as conn:
+            table = ensure_lexical_table(conn, workspace_id) if rows else ""
             for row in rows:
                 created = encode_time(row.created_at)
                 cursor = conn.execute(
@@ -237,7 +240,7 @@ class SQLiteStore(
                     ),
                 )  # fmt: skip
                 conn.execute(
-                    "INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)",
+                    f"INSERT INTO {table} (rowid, tokens) VALUES (?, ?)",
                     (cursor.lastrowid, row.lexical_tokens),
                 )
 
@@ -346,7 +349,8 @@ class SQLiteStore(
             )
             if changes.lexical_tokens is not None:
                 conn.execute(
-                    "UPDATE memories_fts SET tokens = ? WHERE rowid = ?",
+                    f"UPDATE {ensure_lexical_table(conn, workspace_id)} SET tokens = ? "
+                    "WHERE rowid = ?",
                     (changes.lexical_tokens, row["seq"]),
                 )
             if changes.text_changed and row["embedding_status"] == "ready":

@@ -28,6 +28,7 @@ from kioku.storage.sqlite.connectors import _connector_from_row
 from kioku.storage.sqlite.feedback import _feedback_from_row
 from kioku.storage.sqlite.filters import chunked, placeholders
 from kioku.storage.sqlite.graph import _edge_from_row
+from kioku.storage.sqlite.lexical import ensure_lexical_table
 from kioku.storage.sqlite.state import _state_from_row
 from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
 from kioku.storage.vector_index import VectorIndexCache
@@ -90,6 +91,7 @@ class SQLiteTransferLane:
         contexts: list[str] = []
         try:
             with self.db.write() as conn:
+                table = ensure_lexical_table(conn, workspace_id)
                 for row in rows:
                     if isinstance(row, ConnectorRow):
                         _insert_connector(conn, workspace_id, row)
@@ -97,7 +99,7 @@ class SQLiteTransferLane:
                         _insert_context(conn, workspace_id, row)
                         contexts.append(row.id)
                     elif isinstance(row, MemoryDump):
-                        _insert_memory(conn, workspace_id, row)
+                        _insert_memory(conn, workspace_id, table, row)
                     elif isinstance(row, EdgeRow):
                         _insert_edge(conn, workspace_id, row)
                     elif isinstance(row, FeedbackRow):
@@ -156,7 +158,9 @@ def _insert_connector(conn: sqlite3.Connection, workspace_id: str, row: Connecto
     )  # fmt: skip
 
 
-def _insert_memory(conn: sqlite3.Connection, workspace_id: str, dump: MemoryDump) -> None:
+def _insert_memory(
+    conn: sqlite3.Connection, workspace_id: str, table: str, dump: MemoryDump
+) -> None:
     m = dump.row
     cursor = conn.execute(
         "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, tags, "
@@ -178,7 +182,7 @@ def _insert_memory(conn: sqlite3.Connection, workspace_id: str, dump: MemoryDump
         ),
     )  # fmt: skip
     conn.execute(
-        "INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)",
+        f"INSERT INTO {table} (rowid, tokens) VALUES (?, ?)",
         (cursor.lastrowid, dump.lexical_tokens),
     )
 

@@ -1,4 +1,5 @@
-"""The search legs and the embedding lane of ``SQLiteStore``: FTS5 BM25, vectors, the cache."""
+"""The search legs and the embedding lane of ``SQLiteStore``: FTS5 BM25 (one table per
+workspace, see ``lexical.py``), vectors, the cache."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from kioku.storage.records import EmbeddingJob, MemoryFilter, ScoredId, embeddin
 from kioku.storage.sqlite.codec import decode_vector, encode_vector
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
+from kioku.storage.sqlite.lexical import is_missing_table, lexical_table
 from kioku.storage.vector_index import VectorIndexCache
 
 
@@ -36,15 +38,22 @@ class SQLiteVectorLane:
         match = " OR ".join(f'"{term}"' for term in terms)
         where, params = filter_sql(workspace_id, context_ids, flt, by_rowid=True)
         conn = self.db.connection()
-        # Rank in FTS5 alone first (joining every match to its row costs more than ranking),
-        # then keep the best hits that are in scope; widen the window until enough survive.
+        # The workspace's own table (see lexical.py): its rows, postings and BM25 statistics
+        # are this tenant's only. Rank in FTS5 alone first (joining every match to its row
+        # costs more than ranking), then keep the best hits in the searched contexts and
+        # filter; widen the window until enough survive.
+        table = lexical_table(workspace_id)
         window = limit * 4
         while True:
-            ranked = conn.execute(
-                "SELECT rowid, rank FROM memories_fts "
-                "WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?",
-                (match, window),
-            ).fetchall()
+            try:
+                ranked = conn.execute(
+                    f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+                    (match, window),
+                ).fetchall()
+            except sqlite3.OperationalError as exc:
+                if is_missing_table(exc, table):
+                    return []  # the workspace never stored a memory
+                raise
             rank_of = dict(ranked)
             in_scope: list[tuple[float, str]] = []
             for chunk in chunked([str(seq) for seq in rank_of]):
