@@ -143,6 +143,40 @@ def test_lexical_search_ranks_by_bm25(store: Store, ws: str) -> None:
     assert hits[0].score > hits[1].score > 0
 
 
+def test_lexical_scores_never_move_with_another_workspace(
+    store: Store, ws: str, foreign_ws: str
+) -> None:
+    """BM25's N, avgdl and df are the workspace's own: another tenant storing, updating or
+    purging the very terms changes no score and no order (else scores leak its content)."""
+    ctx, theirs = new_context(store, ws, "notes"), new_context(store, foreign_ws, "notes")
+    store.insert_memories(
+        ws,
+        [
+            new_memory(ctx.id, "a", tokens="rare word here"),
+            new_memory(ctx.id, "b", tokens="rare rare common common common"),
+            new_memory(ctx.id, "c", tokens="common filler text"),
+        ],
+    )
+
+    def mine() -> list[tuple[str, float]]:
+        return [(h.memory_id, h.score) for h in store.lexical_search(
+            ws, [ctx.id], ["rare", "common"], LIVE, 10
+        )]  # fmt: skip
+
+    before = mine()
+    flood = [
+        new_memory(theirs.id, "t", tokens=f"rare {'common ' * (i % 5)}x{i}") for i in range(200)
+    ]
+    store.insert_memories(foreign_ws, flood)
+    assert mine() == before
+    store.update_memory(foreign_ws, flood[0].id, MemoryChanges({}, lexical_tokens="other"), T0)
+    for row in flood[:100]:
+        assert store.purge_memory(foreign_ws, row.id)
+    assert mine() == before
+    assert store.delete_context(foreign_ws, theirs.id)
+    assert mine() == before
+
+
 def test_lexical_search_excludes_deleted_unless_asked(store: Store, ws: str) -> None:
     ctx = new_context(store, ws, "notes")
     row = new_memory(ctx.id, "x", tokens="zebra")

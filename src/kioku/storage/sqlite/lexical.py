@@ -14,6 +14,8 @@ a query over several of its contexts ranks with the workspace's statistics, as b
   reader finds nothing to search (``lexical_search`` answers ``[]``).
 * A trigger per workspace deletes a memory's FTS row whatever deletes the memory (purge,
   Sleep, the context or workspace cascade): the invariant the single table's trigger kept.
+  kioku has no workspace deletion; one would drop the table and its trigger
+  (``DROP TRIGGER <table>_delete``, ``DROP TABLE <table>``) once the rows are gone.
 * 64 bits of a hash name the table: workspace ids are server-minted uuid4s, so two of them
   sharing a table is as likely as a 64-bit collision. Every query still filters its hits by
   ``workspace_id`` against ``memories`` (``filter_sql``).
@@ -52,13 +54,6 @@ def ensure_lexical_table(conn: sqlite3.Connection, workspace_id: str) -> str:
         f"DELETE FROM {table} WHERE rowid = old.seq; END"
     )
     return table
-
-
-def drop_lexical_table(conn: sqlite3.Connection, workspace_id: str) -> None:
-    """Drop the workspace's FTS5 table and trigger (for when the workspace itself goes)."""
-    table = lexical_table(workspace_id)
-    conn.execute(f"DROP TRIGGER IF EXISTS {table}_delete")
-    conn.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def lexical_tables(conn: sqlite3.Connection) -> list[str]:
