@@ -116,6 +116,28 @@ def test_a_rolled_back_first_write_takes_its_new_table_with_it(tmp_path: Path) -
         store.close()
 
 
+def test_a_delete_written_by_hand_is_unindexed_by_the_next_write(tmp_path: Path) -> None:
+    """The trigger queues every deleted memory, whoever deletes it; a kioku write drains."""
+    path = tmp_path / "k.db"
+    store = SQLiteStore(path)
+    try:
+        a, b = store.ensure_workspace("a").id, store.ensure_workspace("b").id
+        a_ctx, b_ctx = new_context(store, a, "notes"), new_context(store, b, "notes")
+        store.insert_memories(a, [new_memory(a_ctx.id, "a", tokens="needle") for _ in range(4)])
+        store.insert_memories(b, [new_memory(b_ctx.id, "b", tokens="needle") for _ in range(2)])
+        with sqlite3.connect(path) as outside:
+            outside.execute("PRAGMA foreign_keys = ON")
+            outside.execute("DELETE FROM contexts WHERE id = ?", (a_ctx.id,))
+            assert outside.execute("SELECT count(*) FROM lexical_deletions").fetchone() == (4,)
+        store.insert_memories(b, [new_memory(b_ctx.id, "b", tokens="hay")])
+        conn = store.db.connection()
+        assert conn.execute("SELECT count(*) FROM lexical_deletions").fetchone()[0] == 0
+        assert_partitioned(conn)
+        assert conn.execute(f"SELECT count(*) FROM {lexical_table(a)}").fetchone()[0] == 0
+    finally:
+        store.close()
+
+
 def test_every_writer_puts_tokens_in_its_own_workspace_table(
     runtime: Runtime, principal: Principal, other_principal: Principal
 ) -> None:
@@ -232,6 +254,7 @@ def test_migration_0009_splits_the_shared_table_by_workspace_and_joins_it_back(
     with sqlite3.connect(path) as conn:
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_schema")}
         assert "memories_fts" not in names and "memories_fts_delete" not in names
+        assert {"lexical_deletions", "memories_lexical_delete"} <= names
         assert lexical_tables(conn) == sorted(lexical_table(w) for w in ROWS)
         moved = sorted(
             row
@@ -258,7 +281,7 @@ def test_migration_0009_splits_the_shared_table_by_workspace_and_joins_it_back(
             ]
         finally:
             alone.close()
-        # The migrated trigger keeps the invariant: a purged memory leaves its table.
+        # The new trigger keeps the invariant: a purged memory leaves its table.
         assert store.purge_memory("ws-a", "ws-a-m0")
         assert_partitioned(store.db.connection())
     finally:

@@ -15,8 +15,8 @@ Lexical leg (BM25, k1 = 1.2, b = 0.75). Each memory stores kioku's own tokens ve
   lexemes are unnested: ``setweight`` marks them, ``ts_filter`` keeps them).
 
 Higher is better, ties broken by id, as on SQLite. The statistics are the tenant's and the
-searched contexts' own (SQLite's FTS5 counts over the whole file), so another tenant's data
-never moves a score.
+searched contexts' own (SQLite's FTS5 counts over the workspace's own table, all its
+contexts), so another tenant's data never moves a score.
 
 At scale two things change, and neither below ``STATS_CACHE_MIN`` memories in scope or
 ``CANDIDATE_BUDGET`` postings per query, so small contexts (and the LoCoMo and JSQuAD

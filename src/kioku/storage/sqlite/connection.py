@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -12,8 +12,12 @@ from pathlib import Path
 class SQLiteDatabase:
     """Owns the connections to one SQLite file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, *, before_commit: Callable[[sqlite3.Connection], None] | None = None
+    ) -> None:
         self.path = path
+        # Runs at the end of every write transaction, inside it (the store's index upkeep).
+        self.before_commit = before_commit
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
@@ -48,6 +52,8 @@ class SQLiteDatabase:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                if self.before_commit is not None:
+                    self.before_commit(conn)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise

@@ -39,7 +39,7 @@ from kioku.storage.sqlite.feedback import SQLiteFeedbackLane
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.graph import SQLiteGraphLane
 from kioku.storage.sqlite.jobs import SQLiteJobLane
-from kioku.storage.sqlite.lexical import ensure_lexical_table
+from kioku.storage.sqlite.lexical import drain_deletions, ensure_lexical_table
 from kioku.storage.sqlite.oauth import SQLiteOAuthLane
 from kioku.storage.sqlite.sleep import SQLiteSleepLane
 from kioku.storage.sqlite.state import SQLiteStateLane
@@ -84,7 +84,7 @@ class SQLiteStore(
         self.url = f"sqlite:///{path}"
         path.parent.mkdir(parents=True, exist_ok=True)
         upgrade_database(self.url)
-        self.db = SQLiteDatabase(path)
+        self.db = SQLiteDatabase(path, before_commit=drain_deletions)
         self.index = VectorIndexCache(
             index_dir if index_dir is not None else path.with_name(path.name + ".vectors")
         )

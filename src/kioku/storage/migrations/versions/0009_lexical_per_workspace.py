@@ -3,11 +3,14 @@
 FTS5's ``bm25()`` counts N, avgdl and df over the table it ranks, and ``memories_fts`` held
 every workspace of the file: one tenant's writes moved another's scores (a side channel) and
 its postings lengthened another's queries. Upgrade moves each workspace's rows (same rowid =
-``memories.seq``, same tokens) into ``memories_fts_<16 hex of sha256(workspace_id)>`` with a
-delete trigger of its own, then drops the shared table and its trigger. Downgrade moves them
-back. The DDL is written out here, frozen: ``kioku/storage/sqlite/lexical.py`` writes the same
-for workspaces that store their first memory later. PostgreSQL keeps its tokens in a column of
-the memory row and already computes its statistics per tenant: both directions are no-ops.
+``memories.seq``, same tokens) into ``memories_fts_<16 hex of sha256(workspace_id)>`` and
+drops the shared table. Its delete trigger becomes one that queues ``(workspace_id, seq)`` in
+``lexical_deletions``; the store removes the queued rows from each workspace's table before
+its transaction commits (see ``kioku/storage/sqlite/lexical.py``, which creates the tables of
+workspaces that store their first memory later; the DDL here is written out, frozen).
+Downgrade moves the rows of live memories back into one ``memories_fts`` with its old trigger.
+PostgreSQL keeps its tokens in a column of the memory row and already computes its statistics
+per tenant: both directions are no-ops there.
 
 Revision ID: 0009_lexical_per_workspace
 Revises: 0008_connectors
@@ -39,7 +42,7 @@ def upgrade() -> None:
         return
     bind = op.get_bind()
     # Workspaces with an indexed memory. An FTS row whose memory is gone (there should be
-    # none: the trigger removed them) belongs to no workspace and goes with the old table.
+    # none: the old trigger removed them) belongs to no workspace and goes with the old table.
     workspaces = bind.execute(
         text(
             "SELECT DISTINCT m.workspace_id FROM memories m "
@@ -48,14 +51,7 @@ def upgrade() -> None:
     ).scalars()
     for workspace_id in list(workspaces):
         table = _table(workspace_id)
-        literal = workspace_id.replace("'", "''")
         op.execute(f"CREATE VIRTUAL TABLE {table} {_FTS}")
-        # exec_driver_sql: the id is a literal in the trigger, never read as a bind marker.
-        bind.exec_driver_sql(
-            f"CREATE TRIGGER {table}_delete AFTER DELETE ON memories "
-            f"WHEN old.workspace_id = '{literal}' BEGIN "
-            f"DELETE FROM {table} WHERE rowid = old.seq; END"
-        )
         bind.execute(
             text(
                 f"INSERT INTO {table} (rowid, tokens) SELECT f.rowid, f.tokens "
@@ -64,14 +60,22 @@ def upgrade() -> None:
             ),
             {"ws": workspace_id},
         )
-    op.execute("DROP TRIGGER IF EXISTS memories_fts_delete")
+    op.execute("DROP TRIGGER memories_fts_delete")
     op.execute("DROP TABLE memories_fts")
+    op.execute("CREATE TABLE lexical_deletions (workspace_id TEXT NOT NULL, seq INTEGER NOT NULL)")
+    op.execute(
+        "CREATE TRIGGER memories_lexical_delete AFTER DELETE ON memories BEGIN "
+        "INSERT INTO lexical_deletions (workspace_id, seq) VALUES (old.workspace_id, old.seq); "
+        "END"
+    )
 
 
 def downgrade() -> None:
     if not _is_sqlite():
         return
     bind = op.get_bind()
+    op.execute("DROP TRIGGER memories_lexical_delete")
+    op.execute("DROP TABLE lexical_deletions")
     op.execute(f"CREATE VIRTUAL TABLE memories_fts {_FTS}")
     op.execute(
         "CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN "
@@ -84,6 +88,9 @@ def downgrade() -> None:
         )
     ).scalars()
     for table in list(tables):
-        op.execute(f"INSERT INTO memories_fts (rowid, tokens) SELECT rowid, tokens FROM {table}")
-        op.execute(f"DROP TRIGGER IF EXISTS {table}_delete")
+        # Live memories only: a deletion still queued (not drained yet) stays deleted.
+        op.execute(
+            f"INSERT INTO memories_fts (rowid, tokens) SELECT rowid, tokens FROM {table} "
+            "WHERE rowid IN (SELECT seq FROM memories) ORDER BY rowid"
+        )
         op.execute(f"DROP TABLE {table}")
