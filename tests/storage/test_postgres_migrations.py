@@ -158,7 +158,7 @@ def test_columns_and_nullability_mirror_sqlite(conn: Connection, tmp_path: Path)
             "WHERE table_schema = 'public' AND table_name <> 'alembic_version'"
         )
     }
-    # The one difference: the lexical index is columns here, an FTS5 table on SQLite.
+    # The one difference: the lexical index is columns here, FTS5 tables on SQLite.
     assert actual - expected == {
         ("memories", "lexical_tokens", False),
         ("memories", "lexical_length", False),
