@@ -253,7 +253,9 @@ class Store(SleepStore, ConnectorStore, Protocol):
         flt: MemoryFilter,
         limit: int,
     ) -> list[ScoredId]:
-        """BM25 over the pre-tokenized text; higher score is better."""
+        """BM25 over the pre-tokenized text; higher score is better. The corpus statistics
+        (N, avgdl, df) are this workspace's own: nothing another workspace stores may move a
+        score (``test_lexical_scores_never_move_with_another_workspace``)."""
         ...
 
     def vector_search(
