@@ -53,6 +53,7 @@ import numpy as np
 from psycopg import Connection, sql
 from psycopg.rows import DictRow
 
+from kioku.storage.lexical_cutoff import candidate_terms as shared_candidate_terms
 from kioku.storage.postgres.codec import encode_tsquery, encode_vector, lexeme
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.embeddings import vector_index_exists
@@ -233,21 +234,8 @@ def hnsw_statement(scope: sql.Composable, dim: int) -> sql.Composed:
 
 
 def candidate_terms(terms: Sequence[str], dfs: dict[str, int], limit: int) -> list[str]:
-    """The terms whose memories are scored: all of them while their document frequencies add
-    up to at most ``CANDIDATE_BUDGET``. Above that, the rarest first, for as long as fewer
-    than ``limit`` memories are covered or the next term still fits the budget: the common
-    terms then only add to the score of memories that a rarer term found (the cutoff
-    frequency of Lucene's common-terms query). Every term still counts in every score."""
-    if sum(dfs[term] for term in terms) <= CANDIDATE_BUDGET:
-        return list(terms)
-    chosen: list[str] = []
-    covered = 0
-    for term in sorted(terms, key=lambda t: (dfs[t], t)):
-        if chosen and covered >= limit and covered + dfs[term] > CANDIDATE_BUDGET:
-            break
-        chosen.append(term)
-        covered += dfs[term]
-    return chosen
+    """``lexical_cutoff.candidate_terms`` with this backend's ``CANDIDATE_BUDGET``."""
+    return shared_candidate_terms(terms, dfs, limit, CANDIDATE_BUDGET)
 
 
 class CorpusStatsCache:

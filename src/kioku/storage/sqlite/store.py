@@ -23,6 +23,7 @@ from kioku.storage.records import (
     WorkspaceRow,
 )
 from kioku.storage.sqlite.access import SQLiteAccessLane
+from kioku.storage.sqlite.bm25 import DocumentFrequencies
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
     context_from_row,
@@ -88,6 +89,7 @@ class SQLiteStore(
         self.index = VectorIndexCache(
             index_dir if index_dir is not None else path.with_name(path.name + ".vectors")
         )
+        self.term_counts = DocumentFrequencies()
 
     def close(self) -> None:
         self.index.flush()

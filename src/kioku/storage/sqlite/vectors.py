@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kioku.storage.records import EmbeddingJob, MemoryFilter, ScoredId, embedding_text
+from kioku.storage.sqlite.bm25 import DocumentFrequencies, rank_rows
 from kioku.storage.sqlite.codec import decode_vector, encode_vector
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
@@ -21,6 +22,7 @@ class SQLiteVectorLane:
 
     db: SQLiteDatabase
     index: VectorIndexCache
+    term_counts: DocumentFrequencies
 
     # ------------------------------------------------------------ search legs
 
@@ -35,21 +37,18 @@ class SQLiteVectorLane:
         terms = sorted(set(tokens))
         if not terms or not context_ids:
             return []
-        match = " OR ".join(f'"{term}"' for term in terms)
         where, params = filter_sql(workspace_id, context_ids, flt, by_rowid=True)
         conn = self.db.connection()
         # The workspace's own table (see lexical.py): its rows, postings and BM25 statistics
         # are this tenant's only. Rank in FTS5 alone first (joining every match to its row
         # costs more than ranking), then keep the best hits in the searched contexts and
-        # filter; widen the window until enough survive.
+        # filter; widen the window until enough survive. Big tables rank with a common-terms
+        # cutoff (see bm25.py).
         table = lexical_table(workspace_id)
         window = limit * 4
         while True:
             try:
-                ranked = conn.execute(
-                    f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-                    (match, window),
-                ).fetchall()
+                ranked, exhausted = rank_rows(conn, table, terms, window, self.term_counts)
             except sqlite3.OperationalError as exc:
                 if is_missing_table(exc, table):
                     return []  # the workspace never stored a memory
@@ -63,7 +62,7 @@ class SQLiteVectorLane:
                     (*chunk, *params),
                 ).fetchall()
                 in_scope += [(rank_of[seq], memory_id) for seq, memory_id in rows]
-            if len(in_scope) >= limit or len(ranked) < window:
+            if len(in_scope) >= limit or exhausted:
                 break
             window *= 8
         in_scope.sort()

@@ -1,0 +1,173 @@
+"""SQLite's lexical leg in big tables: the common-terms cutoff keeps FTS5's own BM25 score for
+every candidate (small tables rank whole, as the contract suite says)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kioku.storage import open_store
+from kioku.storage.records import MemoryFilter
+from kioku.storage.sqlite import SQLiteStore
+from kioku.storage.sqlite import bm25 as sqlite_bm25
+from kioku.storage.sqlite.lexical import lexical_table
+from tests.storage.test_contract import new_context, new_memory
+
+LIVE = MemoryFilter()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    opened = open_store(f"sqlite:///{tmp_path / 'bm25.db'}")
+    assert isinstance(opened, SQLiteStore)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _corpus(store: SQLiteStore) -> tuple[str, str, dict[str, str]]:
+    """zebra in 8 memories, common in 35 (one of them long), of 139."""
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "c")
+    texts = {
+        "both": "zebra common common",
+        "rare-only": "zebra",
+        **{f"zebra-{i}": f"zebra stripe{i}" + (" common" if i % 2 else "") for i in range(6)},
+        "long": "common " + " ".join(f"pad{i}" for i in range(40)),
+        **{f"common-{i}": f"common filler{i}" for i in range(30)},
+        **{f"other-{i}": f"unrelated{i} words here" for i in range(100)},
+    }
+    rows = {key: new_memory(ctx.id, key, tokens=text) for key, text in texts.items()}
+    store.insert_memories(ws, list(rows.values()))
+    return ws, ctx.id, {row.id: key for key, row in rows.items()}
+
+
+def _fts5_scores(store: SQLiteStore, ws: str, terms: list[str]) -> dict[int, float]:
+    table = lexical_table(ws)
+    match = " OR ".join(f'"{t}"' for t in terms)
+    rows = (
+        store.db.connection()
+        .execute(f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?", (match,))
+        .fetchall()
+    )
+    return dict(rows)
+
+
+def test_averages_record_gives_rows_and_mean_length(store: SQLiteStore) -> None:
+    ws, _, _ = _corpus(store)
+    conn = store.db.connection()
+    table = lexical_table(ws)
+    rows, mean = sqlite_bm25.table_averages(conn, table)
+    lengths = [len(t.split()) for (t,) in conn.execute(f"SELECT tokens FROM {table}")]
+    assert rows == len(lengths) == 139
+    assert mean == pytest.approx(sum(lengths) / len(lengths))
+    assert sqlite_bm25.table_averages(conn, lexical_table("never-wrote")) == (0, 0.0)
+
+
+def test_formula_reproduces_fts5_bm25(store: SQLiteStore) -> None:
+    ws, _, _ = _corpus(store)
+    conn = store.db.connection()
+    table = lexical_table(ws)
+    rows, mean = sqlite_bm25.table_averages(conn, table)
+    fts5 = _fts5_scores(store, ws, ["common"])
+    df = len(fts5)
+    for rowid, rank in fts5.items():
+        tokens = conn.execute(f"SELECT tokens FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+        words = tokens[0].split()
+        ours = sqlite_bm25.term_score(
+            sqlite_bm25.idf(rows, df), words.count("common"), len(words), mean
+        )
+        assert -rank == pytest.approx(ours, rel=1e-12)
+
+
+def test_small_tables_rank_whole(store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws, ctx, _ = _corpus(store)
+    monkeypatch.setattr(sqlite_bm25, "CANDIDATE_BUDGET", 3)  # would cut, but 139 < 20,000 rows
+    hits = store.lexical_search(ws, [ctx], ["zebra", "common"], LIVE, 40)
+    assert len(hits) == 39  # every memory holding either term, common-only ones too
+
+
+def test_cutoff_keeps_fts5_score_for_every_candidate(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, ctx, keys = _corpus(store)
+    exact = store.lexical_search(ws, [ctx], ["zebra", "common"], LIVE, 40)
+    exact_scores = {h.memory_id: h.score for h in exact}
+    monkeypatch.setattr(sqlite_bm25, "CUTOFF_MIN_ROWS", 10)
+    monkeypatch.setattr(sqlite_bm25, "CANDIDATE_BUDGET", 10)
+    # zebra (df 8) selects the window of 2 * 4; common (df 35) is over the budget, but still
+    # scores: the order is the exact one among zebra's memories.
+    cut = store.lexical_search(ws, [ctx], ["zebra", "common"], LIVE, 2)
+    assert [h.memory_id for h in cut] == [
+        h.memory_id for h in exact if keys[h.memory_id].startswith(("both", "rare", "zebra"))
+    ][:2]
+    for hit in cut:
+        assert hit.score == pytest.approx(exact_scores[hit.memory_id], rel=1e-12)
+    zebra_only = {h.memory_id: h.score for h in store.lexical_search(ws, [ctx], ["zebra"], LIVE, 8)}
+    with_common = [h for h in cut if "common" in tokens_of(store, ws, h.memory_id).split()]
+    assert with_common  # the best two hold common too: its share is in their score
+    assert all(h.score > zebra_only[h.memory_id] for h in with_common)
+
+
+def test_cutoff_rescores_only_the_rarer_terms_best(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, _, _ = _corpus(store)
+    monkeypatch.setattr(sqlite_bm25, "CUTOFF_MIN_ROWS", 10)
+    monkeypatch.setattr(sqlite_bm25, "CANDIDATE_BUDGET", 10)
+    monkeypatch.setattr(sqlite_bm25, "RESCORE_WINDOW", 1)
+    conn = store.db.connection()
+    ranked, exhausted = sqlite_bm25.rank_rows(
+        conn, lexical_table(ws), ["common", "zebra"], 1, sqlite_bm25.DocumentFrequencies()
+    )
+    assert len(ranked) == 1 and not exhausted  # zebra has more memories left to find
+    monkeypatch.setattr(sqlite_bm25, "RESCORE_WINDOW", 20)
+    ranked, exhausted = sqlite_bm25.rank_rows(
+        conn, lexical_table(ws), ["common", "zebra"], 8, sqlite_bm25.DocumentFrequencies()
+    )
+    found = sorted(keys_of(store, ws, rowid) for rowid, _ in ranked)
+    assert found == sorted(["both", "rare-only", *(f"zebra-{i}" for i in range(6))])
+    assert exhausted  # every zebra memory found: a wider window cannot add one
+
+
+def keys_of(store: SQLiteStore, ws: str, rowid: int) -> str:
+    """The ``_corpus`` key (summary) of the memory at ``rowid``."""
+    conn = store.db.connection()
+    sql = "SELECT summary FROM memories WHERE workspace_id = ? AND seq = ?"
+    return conn.execute(sql, (ws, rowid)).fetchone()[0]
+
+
+def tokens_of(store: SQLiteStore, ws: str, memory_id: str) -> str:
+    table = lexical_table(ws)
+    sql = f"SELECT f.tokens FROM {table} f JOIN memories m ON m.seq = f.rowid WHERE m.id = ?"
+    return store.db.connection().execute(sql, (memory_id,)).fetchone()[0]
+
+
+def test_document_frequencies_are_cached_for_their_ttl(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, ctx, _ = _corpus(store)
+    conn = store.db.connection()
+    table = lexical_table(ws)
+    counts = sqlite_bm25.DocumentFrequencies()
+    assert counts.get(conn, table, ["common", "zebra", "absent"]) == {
+        "common": 35, "zebra": 8, "absent": 0,
+    }  # fmt: skip
+    store.insert_memories(ws, [new_memory(ctx, "more", tokens="zebra")])
+    assert counts.get(conn, table, ["zebra"]) == {"zebra": 8}  # cached
+    monkeypatch.setattr(sqlite_bm25, "DF_TTL_S", 0.0)
+    assert counts.get(conn, table, ["zebra"]) == {"zebra": 9}
+
+
+def test_a_workspace_that_never_wrote_finds_nothing(store: SQLiteStore) -> None:
+    ws = store.ensure_workspace("empty").id
+    ctx = new_context(store, ws, "c")
+    assert store.lexical_search(ws, [ctx.id], ["anything"], LIVE, 5) == []
+    with pytest.raises(sqlite3.OperationalError):
+        sqlite_bm25.rank_rows(
+            store.db.connection(), lexical_table(ws), ["x"], 5, sqlite_bm25.DocumentFrequencies()
+        )
