@@ -124,25 +124,24 @@ def memory_tools(
     @tool_errors
     def forget_by_query(
         ctx: Context,
-        query: Annotated[str | None, Field(description="What to forget.")] = None,
+        query: str | None = None,
         context_id: CONTEXT_ID = "default",
-        filters: FILTERS = None,
+        filters: BROWSE_FILTERS = None,
         match: Annotated[
-            ForgetMatch,
-            Field(description="all_terms: only memories holding every word of the query."),
+            ForgetMatch, Field(description="all_terms: only memories with every query word.")
         ] = "all_terms",
-        k: Annotated[int, Field(ge=1, le=100, description="At most this many per call.")] = 10,
-        confirmation: Annotated[
-            str | None, Field(description="From the preview; omit to preview.")
-        ] = None,
+        k: Annotated[int, Field(ge=1, le=100)] = 10,
+        confirmation: str | None = None,
     ) -> str:
-        """Forget (soft-delete) what a query or filters match, in two calls. First call
-        WITHOUT confirmation: a preview, nothing is deleted; it lists exactly what would go.
-        Check the list, then call again with the same arguments plus the returned
-        confirmation: exactly those are forgotten, or nothing if the match changed (preview
-        again). Pinned memories are kept unless filters.delivery_mode names them."""
+        """Forget (soft-delete) what a query or filters match, in two calls. First WITHOUT
+        confirmation: a preview listing exactly what would go; nothing is deleted. Then the
+        same call plus the preview's confirmation forgets exactly those, or nothing if the
+        match changed. Pinned memories stay unless filters.delivery_mode names them."""
         request = ForgetQuery(
-            query=query, filters=filters or RecallFilters(), match=match, k=k,
+            query=query,
+            filters=filters.to_recall_filters() if filters else RecallFilters(),
+            match=match,
+            k=k,
             confirmation=confirmation,
         )  # fmt: skip
         result = runtime().forgetting.forget_by_query(principal_of(ctx), context_id, request)

@@ -369,9 +369,7 @@ class PostgresStore(
                 (workspace_id, context_id, ids),
             ).fetchall()
             found = {row["id"]: row for row in rows}
-            if len(found) != len(ids) or any(
-                found[i]["updated_at"] != versions[i] for i in ids
-            ):
+            if len(found) != len(ids) or any(found[i]["updated_at"] != versions[i] for i in ids):
                 return False
             conn.execute(
                 "UPDATE memories SET deleted_at = %s, updated_at = %s "
