@@ -273,3 +273,10 @@ def test_a_change_landing_after_the_match_still_forgets_nothing(
     with pytest.raises(ConflictError):
         forget(rt, me, query="vendor contract renewal", confirmation=token)
     assert live(rt, me) == set(ids)
+
+
+def test_japanese_words_match_through_the_tokenizer(rt: Runtime, me: Principal) -> None:
+    tokyo = write(rt, me, "東京都の会議は来週に延期")
+    write(rt, me, "大阪の会議は予定どおり")
+    preview = forget(rt, me, query="東京 会議")
+    assert [m.id for m in preview.matches] == [tokyo]
