@@ -11,6 +11,7 @@ import pytest
 from kioku.embeddings.fake import FakeEmbedder
 from kioku.errors import ConflictError, ForbiddenError, InvalidInputError, NotFoundError
 from kioku.models import (
+    BatchCreate,
     ContextCreate,
     ForgetQuery,
     ForgetResult,
@@ -280,3 +281,14 @@ def test_japanese_words_match_through_the_tokenizer(rt: Runtime, me: Principal) 
     write(rt, me, "大阪の会議は予定どおり")
     preview = forget(rt, me, query="東京 会議")
     assert [m.id for m in preview.matches] == [tokyo]
+
+
+def test_all_terms_looks_past_recalls_depth_before_it_says_truncated(
+    rt: Runtime, me: Principal
+) -> None:
+    items = [{"summary": f"Trip report {n}: nothing special"} for n in range(45)]
+    rt.memories.remember_batch(me, "default", BatchCreate(items=items, atomic=True))
+    berlin = write(rt, me, "Berlin trip: the hotel was noisy")
+    preview = forget(rt, me, query="Berlin trip", k=2)
+    assert [m.id for m in preview.matches] == [berlin]
+    assert not preview.truncated  # 46 share "trip", fewer than the 400 forget looks at

@@ -35,6 +35,7 @@ from typing import Any
 
 from kioku.errors import ConflictError, InvalidInputError
 from kioku.models import (
+    MAX_FORGET,
     ForgetCandidate,
     ForgetQuery,
     ForgetResult,
@@ -140,7 +141,10 @@ class ForgetService:
             ws = principal.workspace_id
             rows = self.store.list_memories(ws, [context.id], flt, None, k + 1)
             return Matched(rows=rows[:k], scores={}, truncated=len(rows) > k)
-        search = RecallRequest(query=request.query, k=k, filters=filters)
+        # all_terms filters recall's candidates, so it looks as deep as recall ever does;
+        # match="recall" is recall's top k exactly.
+        depth_k = k if request.match == "recall" else MAX_FORGET
+        search = RecallRequest(query=request.query, k=depth_k, filters=filters)
         ranking = self.recall.ranking(principal, context.id, search)
         scores = {memory_id: score for score, memory_id in ranking.ranked}
         ranked = [memory_id for _, memory_id in ranking.ranked]
