@@ -17,6 +17,7 @@ from kioku.service.connectors import ConnectorService
 from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.feedback import FeedbackService
+from kioku.service.forgetting import ForgetService
 from kioku.service.graph import GraphService
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
@@ -29,7 +30,7 @@ from kioku.service.stats import StatsService
 SERVICES = (
     ContextService, MemoryService, RecallService, DeliveryService, FeedbackService, StateService,
     StatsService, KeyService, AuditService, GraphService, SleepService, ConnectorService,
-    PurgeService,
+    PurgeService, ForgetService,
 )  # fmt: skip
 INTERNAL = {
     "resolve": "turns a context id or name into a row for the other services",
@@ -41,6 +42,7 @@ INTERNAL = {
     "schedule_embedding": "embeds new or changed text now or on the worker, for the writes",
     "sync": "applies documents by external id: ingest and the Slack/Markdown imports call it",
     "connector_context": "makes a Slack import's external contexts, inside kioku import slack",
+    "ranking": "recall's ranking without its side effects: forget_by_query matches with it",
 }
 NOT_AN_MCP_TOOL = {
     "get_context": "list_contexts gives an agent every context it can use",

@@ -74,6 +74,7 @@ def test_every_rest_operation_is_a_service_method() -> None:
     from kioku.service.contexts import ContextService
     from kioku.service.delivery import DeliveryService
     from kioku.service.feedback import FeedbackService
+    from kioku.service.forgetting import ForgetService
     from kioku.service.graph import GraphService
     from kioku.service.keys import KeyService
     from kioku.service.memories import MemoryService
@@ -98,6 +99,7 @@ def test_every_rest_operation_is_a_service_method() -> None:
         GraphService,
         ConnectorService,
         PurgeService,
+        ForgetService,
     )
     for path in spec["paths"].values():
         for operation in path.values():

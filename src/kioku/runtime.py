@@ -15,6 +15,7 @@ from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
 from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.feedback import FeedbackService
+from kioku.service.forgetting import ForgetService
 from kioku.service.graph import Associations, GraphService
 from kioku.service.jobs import Job, JobRunner, sweep_expired_state
 from kioku.service.keys import KeyService
@@ -64,6 +65,8 @@ class Runtime:
     """Ingestion by external id (connector workers, Slack and Markdown imports)."""
     purge: PurgeService = field(init=False)
     """Erasure of a context's contents or of a source, every trace of it."""
+    forgetting: ForgetService = field(init=False)
+    """Forget by query: a preview, then a confirmation of exactly that preview."""
 
     def local_principal(self, channel: Channel) -> Principal:
         """The owner of the default workspace (dev mode, CLI, stdio MCP: no key needed)."""
@@ -147,6 +150,7 @@ def open_runtime(
     runtime.sleep = SleepService(store, contexts, _sleep_config(settings), clock=clock)
     runtime.connectors = ConnectorService(store, contexts, runtime.memories, clock=clock)
     runtime.purge = PurgeService(store, contexts)
+    runtime.forgetting = ForgetService(store, contexts, runtime.recall)
     if settings.sleep_interval_seconds > 0 and runtime.jobs is not None:
         every = timedelta(seconds=settings.sleep_interval_seconds)
         runtime.jobs.jobs.append(sleep_job(store, runtime.sleep.run_context, every))

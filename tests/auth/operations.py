@@ -100,6 +100,11 @@ OPERATIONS: dict[str, Op] = {
         lambda c, i: c.forget(i["ctx"], i["memory"]),
         lambda i: ("forget", {"context_id": i["ctx"], "memory_id": i["memory"]}),
     ),
+    "forget_by_query": Op(  # the preview: the confirmation step has its own tests
+        lambda i: ("POST", f"{_c(i)}/memories/forget", {"query": "alpha secret plan"}),
+        lambda c, i: c.forget_by_query(i["ctx"], "alpha secret plan"),
+        lambda i: ("forget_by_query", {"context_id": i["ctx"], "query": "alpha secret plan"}),
+    ),
     "purge": Op(
         lambda i: ("DELETE", f"{_m(i)}?purge=true", None),
         lambda c, i: c.purge(i["ctx"], i["memory"]),

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from kioku import Client, NotFoundError
+from kioku import Client, ConflictError, NotFoundError
 from kioku.models import MemoryCreate, RecallFilters, TagFilter
 from tests.conftest import ManualClock
 
@@ -165,3 +165,25 @@ def test_set_state_ttl_default_explicit_and_forever(kioku: Client, clock: Manual
     assert [s.key for s in kioku.list_state("default").items] == ["forever"]
     with pytest.raises(NotFoundError):
         kioku.get_state("default", "absent")
+
+
+def test_forget_by_query_previews_then_forgets_exactly_the_preview(kioku: Client) -> None:
+    rumour = kioku.remember("default", "Rumour: the office moves in June", tags=["gossip"])
+    kept = kioku.remember("default", "The office lease runs until 2028")
+    preview = kioku.forget_by_query("default", "office moves", filters={"tags": ["gossip"]})
+    assert preview.status == "preview" and [m.id for m in preview.matches] == [rumour.id]
+    assert preview.confirmation is not None
+    kioku.remember("default", "Rumour: the office moves to Osaka", tags=["gossip"])
+    with pytest.raises(ConflictError):  # one more match since the preview: nothing goes
+        kioku.forget_by_query(
+            "default", "office moves", filters={"tags": ["gossip"]},
+            confirmation=preview.confirmation,
+        )  # fmt: skip
+    again = kioku.forget_by_query("default", "office moves", filters={"tags": ["gossip"]})
+    done = kioku.forget_by_query(
+        "default", "office moves", filters={"tags": ["gossip"]}, confirmation=again.confirmation
+    )
+    assert done.status == "forgotten" and len(done.forgotten_ids) == 2
+    assert [m.id for m in kioku.list_memories("default").items] == [kept.id]
+    filtered = kioku.forget_by_query("default", filters=RecallFilters(type="note"), k=1)
+    assert filtered.count == 1 and filtered.matches[0].score is None

@@ -84,12 +84,27 @@ async def agent_loop(client: Client, prefix: str) -> None:
     stats = await call(client, "stats", {"context_id": docs})
     assert stats["feedback"]["helpful"] == 1 and stats["state_keys"] == 1
 
+    # An obsolete fact is forgotten by query: a preview, then exactly what it listed.
+    old = await call(client, "remember", {
+        "context_id": docs, "summary": "Refund desk phone is 555-0100 (old number)",
+    })  # fmt: skip
+    asked = {"context_id": docs, "query": "refund desk phone"}
+    preview = await call(client, "forget_by_query", asked)
+    assert preview["status"] == "preview"
+    assert [m["memory_id"] for m in preview["matches"]] == [old["memory_id"]]
+    done = await call(client, "forget_by_query", {**asked, "confirmation": preview["confirmation"]})
+    assert done["status"] == "forgotten" and done["count"] == 1
+    after = await call(client, "recall", {"context_id": docs, "query": "refund desk phone"})
+    assert old["memory_id"] not in {hit["memory_id"] for hit in after["results"]}
+    assert policy["memory_id"] in {hit["memory_id"] for hit in after["results"]}
+
 
 def test_agent_loop_over_streamable_http(server: str) -> None:
     async def main() -> None:
         async with Client(f"{server}/mcp") as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert {"remember", "recall", "load_pinned", "set_state", "feedback"} <= tools
+            assert "forget_by_query" in tools
             await agent_loop(client, "mcphttp")
 
     anyio.run(main)

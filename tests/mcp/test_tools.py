@@ -17,11 +17,13 @@ from kioku.runtime import Runtime
 from tests.conftest import ManualClock
 
 TOOLS = {
-    "remember", "remember_batch", "update_memory", "forget", "get_memory", "list_memories",
+    "remember", "remember_batch", "update_memory", "forget", "forget_by_query", "get_memory",
+    "list_memories",
     "recall", "load_pinned", "upcoming", "feedback", "set_state", "get_state", "delete_state",
     "list_contexts", "create_context", "stats", "explore", "sleep",
 }  # fmt: skip
-TOOL_LIST_BUDGET = 12_000
+# 12,000 for the first 18 tools; forget_by_query (two-step, its filters) costs ~1,400 more.
+TOOL_LIST_BUDGET = 13_500
 
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -166,5 +168,37 @@ def test_sleep_tool_consolidates_and_answers_with_counts(runtime: Runtime) -> No
         assert run["status"] == "done" and set(run["summary"]) == {"sweep", "edges"}
         report = runtime.sleep.sleep_report(runtime.local_principal("mcp"), run["run_id"])
         assert report.trigger == "manual"
+
+    drive(build_mcp(runtime), scenario)
+
+
+def test_forget_by_query_is_destructive_and_previews_before_it_forgets(runtime: Runtime) -> None:
+    async def scenario(client: Client) -> None:
+        (tool,) = [t for t in (await client.list_tools()).tools if t.name == "forget_by_query"]
+        assert tool.annotations is not None and tool.annotations.destructive_hint is True
+        assert (
+            "preview" in (tool.description or "")
+            and "confirmation" in tool.input_schema["properties"]
+        )
+        wrong = await call(client, "remember", {"summary": "Bob's birthday is 3 May"})
+        await call(
+            client, "remember", {"summary": "Bob's birthday rule", "delivery_mode": "always"}
+        )
+        preview = await call(client, "forget_by_query", {"query": "Bob birthday"})
+        assert preview["status"] == "preview" and preview["pinned_kept"] == 1
+        assert [m["memory_id"] for m in preview["matches"]] == [wrong["memory_id"]]
+        kept = await call(client, "get_memory", {"memory_id": wrong["memory_id"]})
+        assert kept["summary"] == "Bob's birthday is 3 May"  # a preview forgets nothing
+        await call(client, "remember", {"summary": "Bob's birthday is 5 May, not 3 May"})
+        stale = {"query": "Bob birthday", "confirmation": preview["confirmation"]}
+        refused = await fail(client, "forget_by_query", stale)
+        assert "conflict (confirmation)" in refused and "preview again" in refused
+        fresh = await call(client, "forget_by_query", {"query": "Bob birthday"})
+        confirm = {"query": "Bob birthday", "confirmation": fresh["confirmation"]}
+        done = await call(client, "forget_by_query", confirm)
+        assert done["status"] == "forgotten" and done["count"] == 2
+        assert "confirmation" not in done
+        left = await call(client, "list_memories", {})
+        assert [m["summary"] for m in left["items"]] == ["Bob's birthday rule"]
 
     drive(build_mcp(runtime), scenario)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import typer
 from rich.markup import escape
 from rich.table import Table
@@ -15,7 +17,7 @@ from kioku.cli.common import (
     console,
     print_json,
 )
-from kioku.models import TrustTier
+from kioku.models import MAX_FORGET, ForgetMatch, ForgetResult, TrustTier
 
 
 def remember(
@@ -130,18 +132,102 @@ def get(
 
 
 def forget(
-    memory_id: str = typer.Argument(..., help="The memory id."),
+    memory_id: str | None = typer.Argument(
+        None, help="The memory id; or forget by --query and/or filters instead.", show_default=False
+    ),
     context: str = ContextOption,
     purge: bool = typer.Option(False, "--purge", help="Erase for good (not recoverable)."),
+    query: str | None = typer.Option(
+        None, "--query", "-q", help="Forget what this query matches (previewed first)."
+    ),
+    type: list[str] | None = typer.Option(None, "--type", "-t", help="Only these types."),
+    tag: list[str] | None = typer.Option(
+        None, "--tag", help="Only memories with any of these tags."
+    ),
+    delivery_mode: list[str] | None = typer.Option(
+        None, "--delivery-mode", help="always / on_trigger to include pinned memories."
+    ),
+    trust_tier: TrustTier | None = typer.Option(None, help="Only trusted or external ones."),
+    match: ForgetMatch = typer.Option(
+        "all_terms", help="all_terms: only memories with every word; recall: recall's top k."
+    ),
+    k: int = typer.Option(10, "-k", min=1, max=MAX_FORGET, help="At most this many per call."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Forget the previewed set, no prompt."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only preview; print the confirmation."),
+    confirm: str | None = typer.Option(
+        None, "--confirm", help="Confirmation of an earlier --dry-run of the same command."
+    ),
     url: str | None = UrlOption,
+    as_json: bool = JsonOption,
 ) -> None:
-    """Forget a memory (soft delete); --purge erases it."""
+    """Forget a memory (soft delete; --purge erases it), or what --query/filters match: the
+    matches are listed first and forgotten once confirmed, exactly those or nothing."""
+    filters = {"type": type, "tags": tag, "delivery_mode": delivery_mode, "trust_tier": trust_tier}
+    filters = {name: value for name, value in filters.items() if value}
+    by_query = query is not None or bool(filters)
+    if memory_id is None:
+        if not by_query:
+            raise typer.BadParameter("give a memory id, or --query and/or a filter")
+        if purge:
+            raise typer.BadParameter("only by memory id", param_hint="--purge")
+        with cli_client(url, embed=query is not None) as kioku:
+            run = functools.partial(
+                kioku.forget_by_query, context, query, filters=filters or None, match=match, k=k
+            )
+            result = run(confirmation=confirm) if confirm else run()
+            if result.status == "preview":
+                if as_json and (dry_run or not result.matches):
+                    print_json(result)
+                    return
+                if not as_json:
+                    show_matches(result)
+                if dry_run and result.confirmation:
+                    console.print(  # one line: the confirmation must stay copyable
+                        f"to forget these: the same command with --confirm {result.confirmation}",
+                        soft_wrap=True,
+                    )
+                if dry_run or not result.matches:
+                    return
+                if not yes:
+                    typer.confirm(f"Forget these {result.count} memories?", abort=True, err=True)
+                result = run(confirmation=result.confirmation)
+        if as_json:
+            print_json(result)
+        else:
+            console.print(f"forgot {result.count} memories")
+        return
+    if by_query or dry_run or confirm:
+        raise typer.BadParameter("a memory id, or --query and filters: not both")
     with cli_client(url, embed=False) as kioku:
         if purge:
             kioku.purge(context, memory_id)
         else:
             kioku.forget(context, memory_id)
     console.print(("purged " if purge else "forgot ") + memory_id)
+
+
+def show_matches(result: ForgetResult) -> None:
+    """A preview: what would be forgotten, and what else matched and stays."""
+    if not result.matches:
+        console.print("nothing matches: nothing to forget")
+    else:
+        table = Table(title=f"{result.count} memories would be forgotten")
+        table.add_column("summary")
+        table.add_column("type")
+        table.add_column("id", style="dim", no_wrap=True)  # whole, to copy
+        for memory in result.matches:
+            table.add_row(escape(memory.summary), memory.type, memory.id)
+        console.print(table)
+    if result.truncated:
+        console.print(
+            f"truncated: more memories match than these {result.count}; the rest stay "
+            "(forget again, or raise -k)"
+        )
+    if result.pinned_kept:
+        console.print(
+            f"{result.pinned_kept} pinned memories match too and stay "
+            "(--delivery-mode always / on_trigger includes them)"
+        )
 
 
 def pinned(

@@ -33,6 +33,8 @@ from kioku.models import (
     ExploreResult,
     Feedback,
     FeedbackPage,
+    ForgetMatch,
+    ForgetResult,
     Health,
     IngestResult,
     Memory,
@@ -212,6 +214,20 @@ def update_memory(context_id: str, memory_id: str, **fields: Any) -> Call[Memory
 def forget(context_id: str, memory_id: str, *, purge: bool = False) -> Call[None]:
     url = path("contexts", context_id, "memories", memory_id)
     return Call("DELETE", url, nothing, params={"purge": True} if purge else None)
+
+
+def forget_by_query(
+    context_id: str,
+    *,
+    query: str | None,
+    filters: Filters | None,
+    match: ForgetMatch | None,
+    k: int | None,
+    confirmation: str | None,
+) -> Call[ForgetResult]:
+    url = path("contexts", context_id, "memories", "forget")
+    body = given(query=query, filters=filters, match=match, k=k, confirmation=confirmation)
+    return Call("POST", url, ForgetResult.model_validate_json, body=body)
 
 
 # ---------------------------------------------------------------- connectors and purge

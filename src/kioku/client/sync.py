@@ -25,6 +25,8 @@ from kioku.models import (
     ExploreResult,
     Feedback,
     FeedbackPage,
+    ForgetMatch,
+    ForgetResult,
     Health,
     IngestResult,
     KeyRole,
@@ -272,6 +274,26 @@ class Client:
     def forget(self, context_id: str, memory_id: str) -> None:
         """Soft-delete a memory: gone from recall and listings, kept for audit."""
         return self._send(ops.forget(context_id, memory_id))
+
+    def forget_by_query(
+        self,
+        context_id: str,
+        query: str | None = None,
+        *,
+        filters: Filters | None = None,
+        match: ForgetMatch | None = None,
+        k: int | None = None,
+        confirmation: str | None = None,
+    ) -> ForgetResult:
+        """Forget what ``query`` (or ``filters`` alone) match, in two calls. Without
+        ``confirmation``: a preview, nothing forgotten, listing exactly what would go and a
+        ``confirmation``; the same call with it forgets exactly those (soft delete), or raises
+        ``ConflictError`` if what the call matches changed since."""
+        call = ops.forget_by_query(
+            context_id, query=query, filters=filters, match=match, k=k,
+            confirmation=confirmation,
+        )  # fmt: skip
+        return self._send(call)
 
     def purge(self, context_id: str, memory_id: str) -> None:
         """Erase a memory for good (text, tokens and vector)."""

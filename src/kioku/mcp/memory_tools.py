@@ -1,5 +1,6 @@
-"""MCP tools of the memory lane: remember, remember_batch, update_memory, forget, get_memory,
-list_memories, recall. Each is a thin adapter: parse, call the service, return compact JSON."""
+"""MCP tools of the memory lane: remember, remember_batch, update_memory, forget,
+forget_by_query, get_memory, list_memories, recall. Each is a thin adapter: parse, call the
+service, return compact JSON."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from pydantic import AwareDatetime, Field
 
 from kioku.mcp.errors import tool_errors
 from kioku.mcp.graph_tools import neighbour_json
-from kioku.mcp.results import dumps, hit_json, memory_json
+from kioku.mcp.results import dumps, forget_json, hit_json, memory_json
 from kioku.mcp.server_parts import BROWSE_FILTERS, CONTEXT_ID, FILTERS, PrincipalOf
 from kioku.models import (
     BatchCreate,
     DeliveryMode,
+    ForgetMatch,
+    ForgetQuery,
     MemoryCreate,
     MemoryUpdate,
     RecallFilters,
@@ -119,6 +122,42 @@ def memory_tools(
         return dumps({"forgotten": memory_id})
 
     @tool_errors
+    def forget_by_query(
+        ctx: Context,
+        query: str | None = None,
+        context_id: CONTEXT_ID = "default",
+        filters: BROWSE_FILTERS = None,
+        match: Annotated[
+            ForgetMatch, Field(description="all_terms: only memories with every query word.")
+        ] = "all_terms",
+        k: Annotated[int, Field(ge=1, le=100)] = 10,
+        confirmation: str | None = None,
+    ) -> str:
+        """Forget (soft-delete) what a query or filters match, in two calls. First WITHOUT
+        confirmation: a preview listing exactly what would go; nothing is deleted. Then the
+        same call plus the preview's confirmation forgets exactly those, or nothing if the
+        match changed. Pinned memories stay unless filters.delivery_mode names them."""
+        request = ForgetQuery(
+            query=query,
+            filters=filters.to_recall_filters() if filters else RecallFilters(),
+            match=match,
+            k=k,
+            confirmation=confirmation,
+        )  # fmt: skip
+        result = runtime().forgetting.forget_by_query(principal_of(ctx), context_id, request)
+        answer: dict[str, Any] = {
+            "status": result.status,
+            "matches": [forget_json(m) for m in result.matches],
+            "count": result.count,
+            "truncated": result.truncated,
+        }
+        if result.pinned_kept:
+            answer["pinned_kept"] = result.pinned_kept
+        if result.confirmation:
+            answer["confirmation"] = result.confirmation
+        return dumps(answer)
+
+    @tool_errors
     def get_memory(ctx: Context, memory_id: MEMORY_ID, context_id: CONTEXT_ID = "default") -> str:
         """One memory in full, with provenance (source_type, trust_tier)."""
         memory = runtime().memories.get_memory(principal_of(ctx), context_id, memory_id)
@@ -167,4 +206,7 @@ def memory_tools(
             answer["related"] = [neighbour_json(n) for n in result.related]
         return dumps(answer)
 
-    return [remember, remember_batch, update_memory, forget, get_memory, list_memories, recall]
+    return [
+        remember, remember_batch, update_memory, forget, forget_by_query, get_memory,
+        list_memories, recall,
+    ]  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kioku.models import Memory, RecallHit
+from kioku.models import ForgetCandidate, Memory, RecallHit
 
 _BOOKKEEPING = {
     "id", "workspace_id", "embedding_status", "access_count", "last_accessed_at", "updated_at",
@@ -42,4 +42,13 @@ def hit_json(hit: RecallHit, *, explain: bool) -> dict[str, Any]:
     data["score"] = round(hit.score, 4)
     if explain:
         data["score_breakdown"] = hit.score_breakdown.model_dump(mode="json")
+    return data
+
+
+def forget_json(candidate: ForgetCandidate) -> dict[str, Any]:
+    """A memory forget_by_query matched: enough to recognise it, empties dropped."""
+    data: dict[str, Any] = {"memory_id": candidate.id}
+    for name, value in candidate.model_dump(mode="json", exclude={"id", "created_at"}).items():
+        if value not in (None, "", []):
+            data[name] = round(value, 4) if name == "score" else value
     return data

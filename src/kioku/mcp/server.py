@@ -35,7 +35,7 @@ READ_ONLY = {
     "get_memory", "list_memories", "recall", "load_pinned", "upcoming", "get_state",
     "list_contexts", "stats", "explore",
 }  # fmt: skip
-DESTRUCTIVE = {"forget", "delete_state"}
+DESTRUCTIVE = {"forget", "forget_by_query", "delete_state"}
 
 
 def as_tool(fn: Callable[..., str]) -> Tool:

@@ -26,6 +26,13 @@ from kioku.models.connectors import (
     PurgeSource,
 )
 from kioku.models.contexts import Context, ContextCreate, ContextPage, ContextUpdate, SearchConfig
+from kioku.models.forgetting import (
+    MAX_FORGET,
+    ForgetCandidate,
+    ForgetMatch,
+    ForgetQuery,
+    ForgetResult,
+)
 from kioku.models.graph import EdgeOrigin, ExploreResult, MemoryDetail, MemoryEdge, Neighbour
 from kioku.models.lanes import (
     DEFAULT_STATE_TTL,
@@ -72,6 +79,7 @@ from kioku.models.recall import (
 __all__ = [
     "CONTEXT_NAME_PATTERN",
     "DEFAULT_STATE_TTL",
+    "MAX_FORGET",
     "MAX_QUERY_CHARS",
     "MAX_STATE_TTL",
     "MAX_SUMMARY_CHARS",
@@ -100,6 +108,10 @@ __all__ = [
     "Feedback",
     "FeedbackCreate",
     "FeedbackPage",
+    "ForgetCandidate",
+    "ForgetMatch",
+    "ForgetQuery",
+    "ForgetResult",
     "Health",
     "IngestDelete",
     "IngestOpResult",

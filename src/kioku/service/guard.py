@@ -33,7 +33,13 @@ def _target(args: tuple[Any, ...], result: Any) -> str | None:
 
 def _detail(result: Any) -> dict[str, Any]:
     created = getattr(result, "created", None)
-    return {"created": created} if isinstance(created, int) else {}
+    if isinstance(created, int):
+        return {"created": created}
+    # forget_by_query: which memories went (ids only, never text); a preview forgot none.
+    forgotten = getattr(result, "forgotten_ids", None)
+    if isinstance(forgotten, list):
+        return {"forgotten": len(forgotten), "memory_ids": forgotten}
+    return {}
 
 
 def audit(service: Any, principal: Principal, action: str, outcome: str, **fields: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from kioku.embeddings.base import Embedder
 from kioku.models import (
@@ -74,6 +75,39 @@ class RecallService:
         order, every factor 1.0) for the eval gate's plain-hybrid arm; surfaces always use the
         defaults.
         """
+        ranking = self._rank(principal, context_ref, request, legs, rerank)
+        if not ranking.ranked:
+            return RecallResult(results=[], confidence="none", legs=list(ranking.ran))
+        ws = principal.workspace_id
+        hits = ranking.hits(self.store, ranking.ranked[: request.k])
+        top = hits[0].score_breakdown if hits else None
+        confidence = judge_confidence(
+            top.lexical_rank if top else None, top.vector_rank if top else None, len(ranking.ran)
+        )
+        related = []
+        if request.include_related and hits:
+            seeds = [hit.id for hit in hits]
+            related = self.graph.neighbours(
+                ws, seeds, ranking.flt, depth=1, min_weight=RELATED_MIN_WEIGHT, limit=request.k
+            )
+        self.graph.learn_from_recall(ws, [(hit.id, hit.context_id) for hit in hits])
+        return RecallResult(
+            results=hits, confidence=confidence, legs=list(ranking.ran), related=related
+        )
+
+    def ranking(self, principal: Principal, context_ref: str, request: RecallRequest) -> Ranking:
+        """Recall's whole ranking for ``request`` (every candidate, not cut at ``k``), with no
+        side effect: nothing is learnt from it. ``forget_by_query`` matches with it."""
+        return self._rank(principal, context_ref, request, ("lexical", "vector"), True)
+
+    def _rank(
+        self,
+        principal: Principal,
+        context_ref: str,
+        request: RecallRequest,
+        legs: tuple[str, ...],
+        rerank: bool,
+    ) -> Ranking:
         scope = self._scope(principal, context_ref, request)
         flt = memory_filter(request.filters)
         ws = principal.workspace_id
@@ -81,19 +115,20 @@ class RecallService:
         config = SearchConfig.model_validate(scope[0].search_config)
 
         ran = self._run_legs(scope, request, flt, depth, legs)
+        ranking = Ranking(ws=ws, flt=flt, depth=depth, ran=ran)
         weights = {"lexical": config.lexical_weight, "vector": config.vector_weight}
         if config.fusion == "weighted":
-            fused = fuse_weighted(ran, weights)
+            ranking.fused = fuse_weighted(ran, weights)
         else:
-            fused = fuse_rrf(ran, weights, config.rrf_k)
-        if not fused:
-            return RecallResult(results=[], confidence="none", legs=list(ran))
-
+            ranking.fused = fuse_rrf(ran, weights, config.rrf_k)
+        if not ranking.fused:
+            return ranking
+        fused = ranking.fused
         signals = self.store.ranking_signals(ws, list(fused))
         if not signals:  # every candidate purged between the legs and now
-            return RecallResult(results=[], confidence="none", legs=list(ran))
+            return ranking
         newest = max(signal.created_at for signal in signals.values())
-        factors = {
+        ranking.factors = {
             memory_id: rerank_factor(signals[memory_id], newest) if rerank else 1.0
             for memory_id in fused
             if memory_id in signals
@@ -101,56 +136,15 @@ class RecallService:
         # A tie goes to the newer memory, then to the id: like ``leg_ranks``, so that the order
         # of equal scores does not depend on which uuid each memory happened to draw.
         ranked = sorted(
-            ((fused[memory_id] * factor, memory_id) for memory_id, factor in factors.items()),
+            ((fused[memory_id] * f, memory_id) for memory_id, f in ranking.factors.items()),
             key=lambda pair: (-pair[0], -signals[pair[1]].created_at.timestamp(), pair[1]),
         )
-        graph_factors: dict[str, float] = {}
         if config.graph_boost > 0:
-            ranked, graph_factors = self.graph.boost(
+            ranked, ranking.graph_factors = self.graph.boost(
                 ws, ranked, config.graph_boost, trusted_only=flt.trust_tier == "trusted"
             )
-        ranked = ranked[: request.k]
-        # Only the k winners are loaded in full (content can be up to 1 MiB each).
-        rows = self.store.get_memories(ws, [memory_id for _, memory_id in ranked])
-        ranks: dict[str, dict[str, tuple[int, float]]] = {}
-        for leg, leg_hits in ran.items():
-            leg_rank = leg_ranks(leg_hits)
-            ranks[leg] = {hit.memory_id: (leg_rank[hit.memory_id], hit.score) for hit in leg_hits}
-        hits: list[RecallHit] = []
-        for score, memory_id in ranked:
-            row = rows.get(memory_id)
-            if row is None:
-                continue
-            lexical = ranks.get("lexical", {}).get(memory_id)
-            vector = ranks.get("vector", {}).get(memory_id)
-            breakdown = ScoreBreakdown(
-                lexical=None if lexical is None else round(lexical[1], 6),
-                lexical_rank=None if lexical is None else lexical[0],
-                vector=None if vector is None else round(vector[1], 6),
-                vector_rank=None if vector is None else vector[0],
-                fused=round(fused[memory_id], 8),
-                rerank=round(factors[memory_id], 6),
-                graph=round(graph_factors[memory_id], 6) if graph_factors else None,
-            )
-            hits.append(
-                RecallHit(
-                    **memory_view(row).model_dump(),
-                    score=round(score, 8),
-                    score_breakdown=breakdown,
-                )
-            )
-        top = hits[0].score_breakdown if hits else None
-        confidence = judge_confidence(
-            top.lexical_rank if top else None, top.vector_rank if top else None, len(ran)
-        )
-        related = []
-        if request.include_related and hits:
-            seeds = [hit.id for hit in hits]
-            related = self.graph.neighbours(
-                ws, seeds, flt, depth=1, min_weight=RELATED_MIN_WEIGHT, limit=request.k
-            )
-        self.graph.learn_from_recall(ws, [(hit.id, hit.context_id) for hit in hits])
-        return RecallResult(results=hits, confidence=confidence, legs=list(ran), related=related)
+        ranking.ranked = ranked
+        return ranking
 
     def _run_legs(
         self,
@@ -188,3 +182,54 @@ class RecallService:
         if self.embedder is None:
             return []
         return [row.id for row in scope if row.embedding_model == self.embedder.name]
+
+
+@dataclass
+class Ranking:
+    """Every candidate of one search, best first, and how each score was made."""
+
+    ws: str
+    flt: MemoryFilter
+    depth: int
+    """How deep each leg looked: a leg that returned this many may have had more."""
+    ran: dict[str, list[ScoredId]]
+    fused: dict[str, float] = field(default_factory=dict)
+    factors: dict[str, float] = field(default_factory=dict)
+    graph_factors: dict[str, float] = field(default_factory=dict)
+    ranked: list[tuple[float, str]] = field(default_factory=list)
+
+    def leg_rank(self, leg: str) -> dict[str, tuple[int, float]]:
+        """A leg's (rank, raw score) of each memory it found."""
+        leg_hits = self.ran.get(leg, [])
+        rank = leg_ranks(leg_hits)
+        return {hit.memory_id: (rank[hit.memory_id], hit.score) for hit in leg_hits}
+
+    def hits(self, store: Store, ranked: list[tuple[float, str]]) -> list[RecallHit]:
+        """``ranked`` as results; only these rows are loaded in full (content can be up to
+        1 MiB each). A memory purged since the legs ran is skipped."""
+        rows = store.get_memories(self.ws, [memory_id for _, memory_id in ranked])
+        lexical_ranks, vector_ranks = self.leg_rank("lexical"), self.leg_rank("vector")
+        hits: list[RecallHit] = []
+        for score, memory_id in ranked:
+            row = rows.get(memory_id)
+            if row is None:
+                continue
+            lexical = lexical_ranks.get(memory_id)
+            vector = vector_ranks.get(memory_id)
+            breakdown = ScoreBreakdown(
+                lexical=None if lexical is None else round(lexical[1], 6),
+                lexical_rank=None if lexical is None else lexical[0],
+                vector=None if vector is None else round(vector[1], 6),
+                vector_rank=None if vector is None else vector[0],
+                fused=round(self.fused[memory_id], 8),
+                rerank=round(self.factors[memory_id], 6),
+                graph=round(self.graph_factors[memory_id], 6) if self.graph_factors else None,
+            )
+            hits.append(
+                RecallHit(
+                    **memory_view(row).model_dump(),
+                    score=round(score, 8),
+                    score_breakdown=breakdown,
+                )
+            )
+        return hits

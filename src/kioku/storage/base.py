@@ -6,7 +6,7 @@ caller can never reach another tenant's rows by id.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -141,6 +141,18 @@ class Store(SleepStore, ConnectorStore, Protocol):
         ...
 
     def soft_delete_memory(self, workspace_id: str, memory_id: str, now: datetime) -> bool: ...
+
+    def soft_delete_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        versions: Mapping[str, datetime],
+        now: datetime,
+    ) -> bool:
+        """Soft-delete every memory of ``versions`` (id → the ``updated_at`` it must still
+        have) in one transaction, or none: ``False`` and nothing changed when one of them is
+        gone, deleted, in another context or changed since."""
+        ...
 
     def purge_memory(self, workspace_id: str, memory_id: str) -> bool: ...
 

@@ -1,4 +1,4 @@
-"""``/contexts/{id}/memories``: remember, batch, list, get, update, forget/purge."""
+"""``/contexts/{id}/memories``: remember, batch, list, get, update, forget (by id or query)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from kioku.models import (
     BatchCreate,
     BatchResult,
     DeliveryMode,
+    ForgetQuery,
+    ForgetResult,
     Memory,
     MemoryCreate,
     MemoryDetail,
@@ -43,6 +45,17 @@ def remember_batch(
 ) -> BatchResult:
     """Write up to 100 memories with a result per item (``atomic``: all or nothing)."""
     return runtime.memories.remember_batch(principal, context_id, body)
+
+
+@router.post("/forget", operation_id="forget_by_query")
+def forget_by_query(
+    context_id: str, body: ForgetQuery, runtime: RuntimeDep, principal: PrincipalDep
+) -> ForgetResult:
+    """Forget what a query or filters match, in two calls. Without ``confirmation``: a
+    preview, nothing is forgotten; it lists exactly what would be and gives a
+    ``confirmation``. The same body with that confirmation forgets exactly those (soft
+    delete, all or nothing), or answers 409 if what the body matches changed since."""
+    return runtime.forgetting.forget_by_query(principal, context_id, body)
 
 
 @router.get("", operation_id="list_memories")

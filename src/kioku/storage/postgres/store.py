@@ -8,7 +8,7 @@ order), so ids, names and keys sort the same whatever the database's default col
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, LiteralString, cast
 
@@ -349,6 +349,35 @@ class PostgresStore(
                 return False
             if row["embedding_status"] == "ready":
                 self._bump_generation(conn, workspace_id, row["context_id"])
+        return True
+
+    def soft_delete_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        versions: Mapping[str, datetime],
+        now: datetime,
+    ) -> bool:
+        ids = sorted(versions)
+        with self.db.transaction(workspace_id) as conn:
+            # FOR UPDATE: a concurrent edit or forget of one of them waits for this
+            # transaction, or this one sees its result and refuses.
+            rows = conn.execute(
+                "SELECT id, updated_at, embedding_status FROM memories "
+                "WHERE workspace_id = %s AND context_id = %s AND deleted_at IS NULL "
+                "AND id = ANY(%s) FOR UPDATE",
+                (workspace_id, context_id, ids),
+            ).fetchall()
+            found = {row["id"]: row for row in rows}
+            if len(found) != len(ids) or any(found[i]["updated_at"] != versions[i] for i in ids):
+                return False
+            conn.execute(
+                "UPDATE memories SET deleted_at = %s, updated_at = %s "
+                "WHERE workspace_id = %s AND id = ANY(%s)",
+                (now, now, workspace_id, ids),
+            )
+            if any(found[i]["embedding_status"] == "ready" for i in ids):
+                self._bump_generation(conn, workspace_id, context_id)
         return True
 
     def purge_memory(self, workspace_id: str, memory_id: str) -> bool:

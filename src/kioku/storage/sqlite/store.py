@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -377,6 +377,41 @@ class SQLiteStore(
             if row["embedding_status"] == "ready":
                 generation = self._bump_generation(conn, row["context_id"])
                 self.index.apply(row["context_id"], generation, removals=[memory_id])
+        return True
+
+    def soft_delete_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        versions: Mapping[str, datetime],
+        now: datetime,
+    ) -> bool:
+        ids = sorted(versions)
+        with self.db.write() as conn:
+            found: dict[str, sqlite3.Row] = {}
+            for chunk in chunked(ids):
+                for row in conn.execute(
+                    "SELECT seq, id, updated_at, embedding_status FROM memories "
+                    "WHERE workspace_id = ? AND context_id = ? AND deleted_at IS NULL "
+                    f"AND id IN ({placeholders(chunk)})",
+                    (workspace_id, context_id, *chunk),
+                ):
+                    found[row["id"]] = row
+            if len(found) != len(ids) or any(
+                decode_required_time(found[i]["updated_at"]) != versions[i] for i in ids
+            ):
+                return False
+            stamp = encode_time(now)
+            for chunk in chunked([str(found[i]["seq"]) for i in ids]):
+                conn.execute(
+                    "UPDATE memories SET deleted_at = ?, updated_at = ? "
+                    f"WHERE seq IN ({placeholders(chunk)})",
+                    (stamp, stamp, *chunk),
+                )
+            removals = [i for i in ids if found[i]["embedding_status"] == "ready"]
+            if removals:
+                generation = self._bump_generation(conn, context_id)
+                self.index.apply(context_id, generation, removals=removals)
         return True
 
     def purge_memory(self, workspace_id: str, memory_id: str) -> bool:
