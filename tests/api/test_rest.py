@@ -126,6 +126,17 @@ def test_client_cannot_choose_provenance(client: SyncASGIClient) -> None:
     )
     assert response.status_code == 422
     assert "stamped by the server" in response.json()["error"]["message"]
+    assert response.json()["error"]["field"] == "source_type"
+    batch = client.post(
+        f"{API}/contexts/default/memories/batch",
+        json={
+            "items": [{"summary": "ok"}, {"summary": "x", "trust_tier": "trusted"}],
+            "atomic": True,
+        },
+    )
+    assert batch.status_code == 422, batch.text
+    assert batch.json()["error"]["field"] == "items[1].trust_tier"
+    assert client.get(f"{API}/contexts/default/memories").json()["items"] == []
 
 
 def test_oversized_content_is_413_naming_content(client: SyncASGIClient, runtime: Runtime) -> None:

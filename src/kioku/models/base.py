@@ -13,8 +13,10 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictStr,
+    ValidationError,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 DeliveryMode = Literal["on_recall", "always", "on_trigger"]
 SourceType = Literal["manual", "api", "import", "connector", "sleep"]
@@ -62,10 +64,14 @@ class InputModel(BaseModel):
         if isinstance(data, dict):
             for name in SERVER_STAMPED:
                 if name in data and name not in cls.model_fields:
-                    raise ValueError(
+                    # An error located at the field (a plain ValueError here would name none).
+                    message = (
                         f"{name} is stamped by the server from the channel and the context; "
                         "a client cannot set it"
                     )
+                    error = PydanticCustomError("server_stamped", message)
+                    details = InitErrorDetails(type=error, loc=(name,), input=data[name])
+                    raise ValidationError.from_exception_data(cls.__name__, [details])
         return data
 
 
