@@ -352,7 +352,11 @@ class VectorIndexCache:
     def forget(self, context_id: str) -> None:
         """Drop a context's index from memory and disk."""
         with self._lock:
-            self._indexes.pop(context_id, None)
+            index = self._indexes.pop(context_id, None)
+            if index is not None:
+                with index.lock:  # a graph still being built must not write its file again
+                    index.on_graph_built = None
+                    index.generation = -1
             if self.directory is not None:
                 for suffix in _CACHE_SUFFIXES:
                     (self.directory / f"{context_id}{suffix}").unlink(missing_ok=True)
