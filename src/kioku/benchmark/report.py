@@ -242,7 +242,7 @@ def scale_section(points: Sequence[Mapping[str, Any]]) -> str:
         "*fill accepted/s*.",
         table(["memories", "added by the fill", "HNSW build s", "VACUUM ANALYZE s"], upkeep),
     ]
-    graphs = [[p["memories"], p.get("fill_added"), p.get("graph_build_s")]
+    graphs = [[p["memories"], p.get("fill_added"), ms(p.get("graph_build_s"))]
               for p in points if "graph_build_s" in p]  # fmt: skip
     graph_parts = [
         "SQLite's HNSW graph (contexts above `EXACT_MAX` vectors), built after each fill: on "

@@ -223,9 +223,11 @@ class ContextVectors:
         if allowed is not None:  # oversample by the filter's selectivity
             count = min(self.size, math.ceil(want * self.size / max(len(allowed), 1)))
         for _ in range(FILTER_ROUNDS):
-            found = graph.search(query, count)
-            if allowed is not None:
-                found = [memory_id for memory_id in found if memory_id in allowed]
+            found = [
+                memory_id
+                for memory_id in graph.search(query, count)
+                if memory_id in self.positions and (allowed is None or memory_id in allowed)
+            ]
             if len(found) >= min(limit, self.size):
                 return self._scored(found, query)[:limit]
             if count >= self.size:
