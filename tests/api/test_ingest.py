@@ -150,7 +150,7 @@ def test_a_bad_or_oversized_batch_writes_nothing(server: Server) -> None:
     for body, field in (
         ({"ops": [upsert("p1", "a"), upsert("p1", "b")]}, "ops[1].external_id"),
         ({"ops": [{"op": "rename", "external_id": "p1"}]}, "ops[0].op"),
-        ({"ops": [upsert("p1", "a", source_type="manual")]}, "ops[0]"),
+        ({"ops": [upsert("p1", "a", source_type="manual")]}, "ops[0].source_type"),
         ({"ops": [upsert("p1", "a", delivery_mode="always")]}, "ops[0].delivery_mode"),
         ({"ops": [upsert("", "a")]}, "ops[0].external_id"),
     ):

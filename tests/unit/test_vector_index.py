@@ -29,11 +29,11 @@ def test_remove_keeps_the_other_rows_findable() -> None:
     assert found == {f"m{i:02d}" for i in range(1, 39)}
 
 
-def test_allowed_predicate_filters_results() -> None:
+def test_allowed_ids_filter_results() -> None:
     index = ContextVectors(dim=2, generation=0)
     for i in range(10):
         index.upsert(f"m{i}", unit(1, i))
-    hits = index.search(unit(1, 0), 3, lambda memory_id: memory_id in {"m7", "m9"})
+    hits = index.search(unit(1, 0), 3, {"m7", "m9", "elsewhere"})
     assert [hit[0] for hit in hits] == ["m7", "m9"]
 
 
@@ -72,13 +72,24 @@ def test_torn_cache_file_is_treated_as_stale(tmp_path: Path) -> None:
     assert len(calls) == 2 and index is not None and index.size == 1
 
 
-def test_apply_out_of_order_drops_the_index_instead_of_guessing(tmp_path: Path) -> None:
+def test_apply_out_of_order_reconciles_with_the_database_instead_of_guessing() -> None:
     load, calls = _loader([("a", unit(1, 0))])
     cache = VectorIndexCache(None)
     cache.get("ctx", 1, load)
     cache.apply("ctx", 3, upserts=[("b", unit(0, 1))])  # skipped generation 2
-    cache.get("ctx", 3, load)
-    assert len(calls) == 2
+    index = cache.get("ctx", 3, load)
+    assert len(calls) == 2 and index is not None
+    assert [hit[0] for hit in index.search(unit(0, 1), 5)] == ["a"]  # the database's rows only
+
+
+def test_stale_file_is_reconciled_row_by_row(tmp_path: Path) -> None:
+    load, _ = _loader([("a", unit(1, 0)), ("b", unit(0, 1))])
+    VectorIndexCache(tmp_path).get("ctx", 1, load)
+    moved, calls = _loader([("b", unit(1, 0)), ("c", unit(1, 1))])  # a gone, b moved, c new
+    index = VectorIndexCache(tmp_path).get("ctx", 2, moved)
+    assert len(calls) == 1 and index is not None and index.generation == 2
+    hits = index.search(unit(1, 0), 5)
+    assert [hit[0] for hit in hits] == ["b", "c"] and hits[0][1] == 1.0
 
 
 def test_writers_racing_on_one_cache_file_never_fail_or_mix_generations(tmp_path: Path) -> None:

@@ -80,14 +80,24 @@ class SQLiteStore(
 ):
     """The embedded backend. One instance per process per database file."""
 
-    def __init__(self, path: Path, *, index_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        index_dir: Path | None = None,
+        exact_max: int | None = None,
+        background_graphs: bool = True,
+    ) -> None:
+        """``exact_max`` and ``background_graphs``: see ``VectorIndexCache``."""
         self.path = path
         self.url = f"sqlite:///{path}"
         path.parent.mkdir(parents=True, exist_ok=True)
         upgrade_database(self.url)
         self.db = SQLiteDatabase(path, before_commit=drain_deletions)
         self.index = VectorIndexCache(
-            index_dir if index_dir is not None else path.with_name(path.name + ".vectors")
+            index_dir if index_dir is not None else path.with_name(path.name + ".vectors"),
+            exact_max=exact_max,
+            background=background_graphs,
         )
         self.term_counts = DocumentFrequencies()
 

@@ -92,13 +92,17 @@ class SQLiteVectorLane:
             index = self._context_index(workspace_id, context_id)
             if index is None or index.dim != query.shape[0]:
                 continue
-            hits.extend(
-                index.search(query, limit, None if allowed is None else allowed.__contains__)
-            )
+            hits.extend(index.search(query, limit, allowed))
         if flt.include_superseded and allowed:
             hits.extend(self._superseded_hits(workspace_id, allowed, query))
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return [ScoredId(memory_id, score) for memory_id, score in hits[:limit]]
+
+    def build_vector_graph(self, workspace_id: str, context_id: str) -> bool:
+        """Build a large context's HNSW graph now rather than in the background on its first
+        search (the benchmark times it after a bulk fill); ``True`` when it has one."""
+        index = self._context_index(workspace_id, context_id)
+        return index is not None and index.ensure_graph() is not None
 
     def _superseded_hits(
         self, workspace_id: str, allowed: set[str], query: np.ndarray
@@ -144,7 +148,8 @@ class SQLiteVectorLane:
             ).fetchone()[0]
             rows = conn.execute(
                 "SELECT id, embedding FROM memories WHERE workspace_id = ? AND context_id = ? "
-                "AND embedding_status = 'ready' AND deleted_at IS NULL AND superseded_by IS NULL",
+                "AND embedding_status = 'ready' AND deleted_at IS NULL AND superseded_by IS NULL "
+                "ORDER BY seq",  # a fixed order: a rebuilt graph is the same graph
                 (workspace_id, context_id),
             ).fetchall()
         return (dim or 0), [(row[0], decode_vector(row[1])) for row in rows]
