@@ -6,29 +6,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import create_engine
-
-from kioku.storage.migrations import MIGRATIONS_DIR, upgrade_database
-
-
-def _upgrade_to(url: str, revision: str) -> None:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    engine = create_engine(url)
-    try:
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, revision)
-    finally:
-        engine.dispose()
+from kioku.storage.migrations import upgrade_database
 
 
 def test_upgrading_keeps_keys_and_grants_and_allows_connector_keys(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     url = f"sqlite:///{path}"
-    _upgrade_to(url, "0006_graph_sleep")
+    upgrade_database(url, "0006_graph_sleep")
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("INSERT INTO workspaces VALUES ('ws', 'default', '2026-01-01T00:00:00Z')")

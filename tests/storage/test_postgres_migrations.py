@@ -12,13 +12,12 @@ from typing import Any, LiteralString
 
 import psycopg
 import pytest
-from alembic import command
-from alembic.config import Config
 from psycopg import errors, sql
 from psycopg.types.json import Jsonb
-from sqlalchemy import create_engine, make_url
+from sqlalchemy import make_url
 
-from kioku.storage.migrations import MIGRATIONS_DIR, upgrade_database
+from kioku.storage import migrations
+from kioku.storage.migrations import upgrade_database
 from kioku.storage.postgres.throwaway import scratch_database
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -38,15 +37,7 @@ def sqlalchemy_url(url: str) -> str:
 
 def downgrade_database(url: str, revision: str) -> None:
     """As ``upgrade_database``, the other way."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    engine = create_engine(sqlalchemy_url(url))
-    try:
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.downgrade(config, revision)
-    finally:
-        engine.dispose()
+    migrations.downgrade_database(sqlalchemy_url(url), revision)
 
 
 def table_names(conn: Connection) -> set[str]:

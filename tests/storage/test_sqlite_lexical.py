@@ -14,16 +14,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import create_engine
 
 from kioku.models import BatchCreate, ContextCreate, MemoryCreate, MemoryUpdate, PurgeSource
 from kioku.models.sleep import SleepRequest
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
 from kioku.service.transfer import export_workspace, import_file
-from kioku.storage.migrations import MIGRATIONS_DIR, upgrade_database
+from kioku.storage.migrations import downgrade_database, upgrade_database
 from kioku.storage.records import MemoryFilter
 from kioku.storage.sqlite import SQLiteStore
 from kioku.storage.sqlite.lexical import lexical_table, lexical_tables
@@ -194,18 +191,6 @@ def test_every_writer_puts_tokens_in_its_own_workspace_table(
 # ---------------------------------------------------------------- migration 0009
 
 
-def _migrate(url: str, revision: str, *, down: bool = False) -> None:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    engine = create_engine(url)
-    try:
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            (command.downgrade if down else command.upgrade)(config, revision)
-    finally:
-        engine.dispose()
-
-
 ROWS = {  # workspace → the tokens of its memories
     "ws-a": ["needle hay", "needle needle", "hay only", "東京 天気"],
     "ws-b": ["needle", "straw hay hay", "needle straw"],
@@ -244,7 +229,7 @@ def test_migration_0009_splits_the_shared_table_by_workspace_and_joins_it_back(
 ) -> None:
     path = tmp_path / "old.db"
     url = f"sqlite:///{path}"
-    _migrate(url, "0008_connectors")
+    upgrade_database(url, "0008_connectors")
     _fill_old_schema(path)
     with sqlite3.connect(path) as conn:
         before = _old_rows(conn)
@@ -287,7 +272,7 @@ def test_migration_0009_splits_the_shared_table_by_workspace_and_joins_it_back(
     finally:
         store.close()
 
-    _migrate(url, "0008_connectors", down=True)
+    downgrade_database(url, "0008_connectors")
     with sqlite3.connect(path) as conn:
         assert lexical_tables(conn) == []
         assert _old_rows(conn) == [row for row in before if row[1] != "needle hay"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from alembic import command
@@ -11,15 +12,24 @@ from sqlalchemy import create_engine
 MIGRATIONS_DIR = Path(__file__).parent
 
 
-def upgrade_database(sqlalchemy_url: str) -> None:
-    """Bring the database at ``sqlalchemy_url`` to the newest schema revision."""
+def upgrade_database(sqlalchemy_url: str, revision: str = "head") -> None:
+    """Bring the database at ``sqlalchemy_url`` to ``revision`` (the newest by default)."""
+    _run(sqlalchemy_url, command.upgrade, revision)
+
+
+def downgrade_database(sqlalchemy_url: str, revision: str) -> None:
+    """Take the database at ``sqlalchemy_url`` back to ``revision`` (tests and rollbacks)."""
+    _run(sqlalchemy_url, command.downgrade, revision)
+
+
+def _run(sqlalchemy_url: str, step: Callable[[Config, str], None], revision: str) -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     engine = create_engine(sqlalchemy_url)
     try:
         with engine.begin() as connection:
             config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+            step(config, revision)
     finally:
         engine.dispose()
 
