@@ -60,6 +60,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     """``kioku serve`` without ``--dev``, with one key of each role in workspace ``default``,
     an admin allowed only context ``ops``, and an owner of a second workspace ``tenant-b``."""
     data = tmp_path_factory.mktemp("attacks")
+    cli(data, "contexts", "create", "ops")
     keys = {
         role: create_key(data, f"attack-{role}", "--role", role)
         for role in ("owner", "admin", "member", "viewer", "connector")
