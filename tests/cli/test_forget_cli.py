@@ -37,10 +37,10 @@ def test_forget_by_query_shows_the_matches_and_asks_first() -> None:
     old = remember("Old VPN endpoint is vpn1.example.com", "--tag", "it")
     new = remember("New VPN endpoint is vpn2.example.com")
     declined = invoke("forget", "--query", "old VPN endpoint", input="n\n", code=1)
-    assert "1 memories would be forgotten" in declined and old in declined
+    assert "1 memory would be forgotten" in declined and old in declined
     assert new not in declined and live() == {old, new}
     accepted = invoke("forget", "--query", "old VPN endpoint", input="y\n")
-    assert "forgot 1 memories" in accepted and live() == {new}
+    assert "forgot 1 memory" in accepted and live() == {new}
 
 
 def test_dry_run_then_confirm_and_a_changed_match_is_refused() -> None:

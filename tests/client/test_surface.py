@@ -78,9 +78,10 @@ def test_kioku_exports_the_public_surface_only() -> None:
         "ConflictError",
         "PayloadTooLargeError",
         "RateLimitedError",
+        "UnauthorizedError",
     }
     assert kioku.models.Memory.__name__ == "Memory"
-    assert kioku.__version__ == importlib.metadata.version("kioku")
+    assert kioku.__version__ == importlib.metadata.version("kioku-memory-server")
 
 
 def recording(seen: list[dict[str, str]]) -> Any:

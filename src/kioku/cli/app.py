@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from kioku._version import __version__
 from kioku.cli import (
     contexts,
     eval,
@@ -27,6 +28,23 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+def show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"kioku {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=show_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """kioku: a memory server for AI agents. Remember, recall, serve."""
+
+
 app.command()(serve.serve)
 app.command()(migrate.migrate)
 app.command()(mcp_stdio.mcp)

@@ -103,6 +103,11 @@ def handle_errors() -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
+def count(n: int, singular: str, plural: str | None = None) -> str:
+    """``1 memory``, ``2 memories``: a number with its noun in the right form."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"
+
+
 def print_json(value: BaseModel | dict[str, Any] | list[Any]) -> None:
     """Compact, stable JSON on stdout."""
     if isinstance(value, BaseModel):

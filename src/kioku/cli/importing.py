@@ -14,6 +14,7 @@ from kioku.cli.common import (
     JsonOption,
     cli_runtime,
     console,
+    count,
     handle_errors,
     print_json,
 )
@@ -93,7 +94,10 @@ def import_jsonl(
     if as_json:
         print_json(summary)
         return
-    console.print(f"imported {created} memories into {context}; {len(errors)} lines failed")
+    console.print(
+        f"imported {count(created, 'memory', 'memories')} into {context}; "
+        f"{count(len(errors), 'line')} failed"
+    )
     for error in errors[:20]:
         console.print(f"  line {error['line']}: {error['field']}: {error['message']}")
     if errors:
@@ -120,4 +124,4 @@ def reembed(
             while jobs := runtime.embedding.claim(64):
                 runtime.embedding.embed_jobs(jobs)
                 progress.advance(task, sum(job.context_id == row.id for job in jobs))
-    console.print(f"re-embedded {total} memories of {context}")
+    console.print(f"re-embedded {count(total, 'memory', 'memories')} of {context}")

@@ -15,6 +15,7 @@ from kioku.cli.common import (
     UrlOption,
     cli_client,
     console,
+    count,
     print_json,
 )
 from kioku.models import MAX_FORGET, ForgetMatch, ForgetResult, TrustTier
@@ -189,12 +190,16 @@ def forget(
                 if dry_run or not result.matches:
                     return
                 if not yes:
-                    typer.confirm(f"Forget these {result.count} memories?", abort=True, err=True)
+                    typer.confirm(
+                        f"Forget these {count(result.count, 'memory', 'memories')}?",
+                        abort=True,
+                        err=True,
+                    )
                 result = run(confirmation=result.confirmation)
         if as_json:
             print_json(result)
         else:
-            console.print(f"forgot {result.count} memories")
+            console.print(f"forgot {count(result.count, 'memory', 'memories')}")
         return
     if by_query or dry_run or confirm:
         raise typer.BadParameter("a memory id, or --query and filters: not both")
@@ -211,7 +216,7 @@ def show_matches(result: ForgetResult) -> None:
     if not result.matches:
         console.print("nothing matches: nothing to forget")
     else:
-        table = Table(title=f"{result.count} memories would be forgotten")
+        table = Table(title=f"{count(result.count, 'memory', 'memories')} would be forgotten")
         table.add_column("summary")
         table.add_column("type")
         table.add_column("id", style="dim", no_wrap=True)  # whole, to copy

@@ -20,7 +20,14 @@ import typer
 from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
-from kioku.cli.common import JsonOption, console, err_console, handle_errors, print_json
+from kioku.cli.common import (
+    JsonOption,
+    console,
+    count,
+    err_console,
+    handle_errors,
+    print_json,
+)
 from kioku.clock import system_clock
 from kioku.service.transfer import TransferSummary, export_workspace, import_file
 from kioku.settings import Settings
@@ -169,9 +176,10 @@ def _report(
         return
     counts = summary.counts
     target.print(
-        f"{verb} workspace {summary.workspace} ({counts['context']} contexts, "
-        f"{counts['memory']} memories, {counts['feedback']} feedback events, "
-        f"{counts['state']} state keys) {'to' if verb == 'exported' else 'from'} {where}",
+        f"{verb} workspace {summary.workspace} ({count(counts['context'], 'context')}, "
+        f"{count(counts['memory'], 'memory', 'memories')}, "
+        f"{count(counts['feedback'], 'feedback event')}, "
+        f"{count(counts['state'], 'state key')}) {'to' if verb == 'exported' else 'from'} {where}",
         soft_wrap=True,
         highlight=False,
     )
