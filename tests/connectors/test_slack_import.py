@@ -6,6 +6,8 @@ updates in place."""
 from __future__ import annotations
 
 import json
+import subprocess
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -250,3 +252,55 @@ def test_the_human_output_says_what_happened_per_channel(tmp_path: Path) -> None
     assert "#engineering → slack-engineering: 5 unchanged" in said
     wrong = runner.invoke(app, ["import", "slack", archive, "--per", "day"])
     assert wrong.exit_code == 2 and "thread or message" in wrong.output
+
+
+class _LegacyName(zipfile.ZipInfo):
+    """A member whose name is stored in ``encoding`` without the UTF-8 flag, as Japanese
+    Windows tools write them (``zipfile`` itself always flags a non-ASCII name)."""
+
+    encoding = "cp932"
+
+    def _encodeFilenameFlags(self) -> tuple[bytes, int]:  # zipfile's own hook for the name
+        return self.filename.encode(self.encoding), self.flag_bits & ~0x800
+
+
+def repack(archive: Path, tool: str) -> Path:
+    """The same export zipped again by Info-ZIP's ``zip`` or with CP932 names."""
+    unpacked = archive.parent / f"unpacked-{tool}"
+    with zipfile.ZipFile(archive) as source:
+        source.extractall(unpacked)
+    target = archive.parent / f"{tool}.zip"
+    if tool == "info-zip":
+        subprocess.run(["zip", "-qr", str(target), "."], cwd=unpacked, check=True)
+    else:
+        with zipfile.ZipFile(target, "w") as out:
+            for path in sorted(p for p in unpacked.rglob("*") if p.is_file()):
+                name = path.relative_to(unpacked).as_posix()
+                out.writestr(_LegacyName(name), path.read_bytes())
+    with zipfile.ZipFile(target) as check:  # the names really are stored without the flag
+        assert not any(i.flag_bits & 0x800 for i in check.infolist())
+    return target
+
+
+@pytest.mark.parametrize("tool", ["info-zip", "cp932"])
+def test_a_japanese_channel_name_survives_a_zip_without_the_utf8_flag(
+    tmp_path: Path, tool: str
+) -> None:
+    archive = repack(write_slack_export(tmp_path), tool)
+    result = runner.invoke(app, ["import", "slack", str(archive), "--json"])
+    assert result.exit_code == 0, result.output
+    channels = {c["channel"]: c["counts"] for c in json.loads(result.stdout)["channels"]}
+    assert channels["雑談"] == {"created": 3}
+    assert json.loads(result.stdout)["warnings"] == []
+
+
+def test_a_folder_no_channel_names_is_reported_not_skipped_silently(tmp_path: Path) -> None:
+    archive = write_slack_export(tmp_path)
+    with zipfile.ZipFile(archive, "a") as extra:
+        extra.writestr("random/2024-04-01.json", json.dumps([{"ts": "1711929600.0", "text": "hi"}]))
+    result = runner.invoke(app, ["import", "slack", str(archive)])
+    assert result.exit_code == 0
+    said = " ".join(result.stderr.split())
+    assert "folder random/ matches no channel" in said
+    listed = json.loads(runner.invoke(app, ["import", "slack", str(archive), "--json"]).stdout)
+    assert any("random/" in w for w in listed["warnings"])

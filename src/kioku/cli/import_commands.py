@@ -20,6 +20,7 @@ from kioku.cli.common import (
     JsonOption,
     cli_runtime,
     console,
+    err_console,
     handle_errors,
     print_json,
 )
@@ -78,6 +79,7 @@ def slack(
     if per not in ("thread", "message"):
         raise typer.BadParameter("thread or message", param_hint="--per")
     granularity: Granularity = "thread" if per == "thread" else "message"
+    warnings: list[str] = []
     with cli_runtime(embed=embed) as runtime, handle_errors(), _progress(as_json) as bar:
         task = bar.add_task(f"importing {archive.name}", total=None)
         summaries = import_slack(
@@ -87,6 +89,7 @@ def slack(
             granularity=granularity,
             source=source,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
+            warn=warnings.append,
         )
     if as_json:
         print_json(
@@ -95,10 +98,13 @@ def slack(
                     {"channel": s.channel, "channel_id": s.channel_id, "context": s.context,
                      "counts": dict(s.counts)}
                     for s in summaries
-                ]
+                ],
+                "warnings": warnings,
             }
         )  # fmt: skip
         return
+    for warning in warnings:
+        err_console.print(f"[yellow]warning[/yellow]: {warning}", soft_wrap=True, highlight=False)
     for s in summaries:
         console.print(
             f"#{s.channel} → {s.context}: {_counts(s.counts)}", soft_wrap=True, highlight=False

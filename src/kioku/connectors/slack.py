@@ -130,10 +130,20 @@ def import_slack(
     granularity: Granularity = "thread",
     source: str = "slack",
     progress: Progress | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[ChannelSummary]:
     """Import (or re-import) an export; per channel, what was created, updated, unchanged,
-    deleted. ``source`` names the Slack workspace, for kioku workspaces fed by several."""
+    deleted. ``source`` names the Slack workspace, for kioku workspaces fed by several.
+    ``warn`` hears of every part of the export that was not read: a folder of day files no
+    listed channel names, and a listed channel with no folder."""
     export = read_export(archive)
+    for folder in export.unmatched_folders:
+        _say(warn, f"folder {folder}/ matches no channel in channels.json or groups.json: "
+                   "its messages were not imported")  # fmt: skip
+    for channel in export.channels:
+        if not channel.has_folder:
+            _say(warn, f"#{channel.name} ({channel.id}) has no folder in the export: "
+                       "no messages to import")  # fmt: skip
     limit = service.memories.max_content_bytes
     plans = [(c, *channel_documents(c, granularity, limit)) for c in export.channels]
     total = sum(len(upserts) + len(deletes) for _, upserts, deletes in plans)
@@ -159,6 +169,11 @@ def import_slack(
                 progress(done, total)
         summaries.append(summary)
     return summaries
+
+
+def _say(warn: Callable[[str], None] | None, message: str) -> None:
+    if warn is not None:
+        warn(message)
 
 
 def _tally(summary: ChannelSummary, outcomes: Iterable[tuple[str, str | None]]) -> None:

@@ -74,12 +74,16 @@ class SlackChannel:
     name: str
     messages: list[SlackMessage] = field(default_factory=list)
     deleted_ts: set[str] = field(default_factory=set)
+    has_folder: bool = False
+    """Whether the export holds a folder of day files for it (Slack leaves out empty ones)."""
 
 
 @dataclass
 class SlackExport:
     channels: list[SlackChannel]
     users: dict[str, str]
+    unmatched_folders: list[str] = field(default_factory=list)
+    """Folders of day files that no listed channel names: their messages were not read."""
 
 
 def read_export(path: Path) -> SlackExport:
@@ -101,6 +105,7 @@ def read_export(path: Path) -> SlackExport:
         for name in sorted(n for n in files if PurePosixPath(n).parent == folder):
             if not _DAY_FILE.match(PurePosixPath(name).name):
                 continue
+            channel.has_folder = True
             for message in _json(files, name, []):
                 _collect(message, raw, channel.deleted_ts)
         renderer = _Renderer(users, channel_names)
@@ -109,7 +114,16 @@ def read_export(path: Path) -> SlackExport:
             if message is not None:
                 channel.messages.append(message)
         channels.append(channel)
-    return SlackExport(channels, users)
+    listed_folders = {PurePosixPath(c.name) for c in channels}
+    unmatched = sorted(
+        {
+            str(PurePosixPath(n).parent)
+            for n in files
+            if _DAY_FILE.match(PurePosixPath(n).name)
+            and PurePosixPath(n).parent not in listed_folders
+        }
+    )
+    return SlackExport(channels, users, unmatched)
 
 
 def _collect(message: dict[str, Any], raw: dict[str, dict[str, Any]], deleted: set[str]) -> None:
@@ -215,12 +229,38 @@ def _open(path: Path) -> dict[str, bytes]:
     else:
         with zipfile.ZipFile(path) as archive:
             found = {
-                name: archive.read(name) for name in archive.namelist() if name.endswith(".json")
+                _member_name(info): archive.read(info)
+                for info in archive.infolist()
+                if info.filename.endswith(".json")
             }
     # Some tools zip the export inside one folder: strip it.
     if "channels.json" not in found and len({PurePosixPath(n).parts[0] for n in found}) == 1:
         found = {str(PurePosixPath(*PurePosixPath(n).parts[1:])): b for n, b in found.items()}
     return found
+
+
+_UTF8_FLAG = 0x800
+# What a name without the UTF-8 flag was written in, most likely first: Info-ZIP's `zip` and
+# macOS store UTF-8 bytes without setting the flag; Japanese Windows tools store CP932.
+_LEGACY_NAME_ENCODINGS = ("utf-8", "cp932")
+
+
+def _member_name(info: zipfile.ZipInfo) -> str:
+    """A member's real name. Without the UTF-8 flag, ``zipfile`` decodes the stored bytes as
+    CP437 (the format's default), which turns ``雑談/`` into mojibake; get the bytes back and
+    read them as UTF-8, then CP932, and keep CP437 only when neither fits."""
+    if info.flag_bits & _UTF8_FLAG:
+        return info.filename
+    try:
+        raw = info.filename.encode("cp437")
+    except UnicodeEncodeError:
+        return info.filename
+    for encoding in _LEGACY_NAME_ENCODINGS:
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return info.filename
 
 
 def _json(files: dict[str, bytes], name: str, default: list[Any] | None) -> list[Any]:
