@@ -186,3 +186,40 @@ def test_migrate_reports_the_revision() -> None:
     again = json.loads(invoke("migrate", "--json"))
     assert again["from"] == again["to"] == first["head"]
     assert "already at" in invoke("migrate")
+
+
+def test_remember_can_pin_and_update_changes_only_what_is_given() -> None:
+    rule = json.loads(invoke("remember", "Never deploy on Fridays", "--delivery-mode", "always",
+                             "--tag", "ops", "--json"))  # fmt: skip
+    assert rule["delivery_mode"] == "always"
+    window = json.loads(invoke("remember", "Standup moves to 10:00", "--delivery-mode",
+                               "on_trigger", "--trigger-from", "2026-01-01",
+                               "--trigger-until", "2099-01-01T10:00:00", "--json"))  # fmt: skip
+    assert window["trigger_from"] and window["trigger_until"]  # a zone-less time is local time
+    pinned = json.loads(invoke("pinned", "--json"))["items"]
+    assert [item["id"] for item in pinned] == [rule["id"], window["id"]]
+    changed = json.loads(invoke("update", rule["id"], "--importance", "0.9", "--json"))
+    assert (changed["importance"], changed["summary"], changed["tags"]) == (
+        0.9, "Never deploy on Fridays", ["ops"],
+    )  # fmt: skip
+    said = invoke("update", rule["id"], "--summary", "Never deploy on Fridays or holidays")
+    assert rule["id"] in said and "summary" in said
+    assert json.loads(invoke("get", rule["id"], "--json"))["summary"].endswith("holidays")
+    nothing = runner.invoke(app, ["update", rule["id"]])
+    assert nothing.exit_code == 2 and "at least one field" in nothing.output
+
+
+def test_get_prints_values_not_python_reprs() -> None:
+    memory = json.loads(invoke("remember", "Alice drinks oolong", "--tag", "people", "--tag",
+                               "tea", "--json"))  # fmt: skip
+    shown = invoke("get", memory["id"])
+    assert "tags: people, tea" in shown and "created at: 20" in shown
+    assert "datetime.datetime(" not in shown and "['" not in shown and "None" not in shown
+
+
+def test_ids_are_printed_whole_in_80_columns() -> None:
+    memory = json.loads(invoke("remember", "A rather long summary " * 4, "--json"))
+    narrow = CliRunner(env={"COLUMNS": "80"})
+    for args in (["recall", "rather long summary"], ["list", "-k", "5"]):
+        result = narrow.invoke(app, args)
+        assert result.exit_code == 0 and memory["id"] in result.output, result.output

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from datetime import datetime
+from typing import TypeVar
 
 import typer
 from rich.markup import escape
@@ -18,7 +20,24 @@ from kioku.cli.common import (
     count,
     print_json,
 )
-from kioku.models import MAX_FORGET, ForgetMatch, ForgetResult, TrustTier
+from kioku.client import UNSET, Unset
+from kioku.models import MAX_FORGET, DeliveryMode, ForgetMatch, ForgetResult, Memory, TrustTier
+
+T = TypeVar("T")
+
+DeliveryModeOption = typer.Option(
+    None,
+    "--delivery-mode",
+    help="always: delivered every turn by `kioku pinned` (a rule); on_trigger: only between "
+    "--trigger-from and --trigger-until; recall (the default): found by search only.",
+    show_default=False,
+)
+TriggerFromOption = typer.Option(
+    None, "--trigger-from", help="on_trigger: start of the window (ISO 8601).", show_default=False
+)
+TriggerUntilOption = typer.Option(
+    None, "--trigger-until", help="on_trigger: end of the window (ISO 8601).", show_default=False
+)
 
 
 def remember(
@@ -30,11 +49,15 @@ def remember(
     link: list[str] = typer.Option(
         [], "--link", help="Id of a memory of this context to link to; repeat for several."
     ),
+    delivery_mode: DeliveryMode | None = DeliveryModeOption,
+    trigger_from: datetime | None = TriggerFromOption,
+    trigger_until: datetime | None = TriggerUntilOption,
     context: str = ContextOption,
     url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Write one memory and embed it (stamped source_type=manual; api through --url)."""
+    """Write one memory and embed it (stamped source_type=manual; api through --url).
+    --delivery-mode always pins it: a rule the agent gets every turn."""
     with cli_client(url) as kioku:
         memory = kioku.remember(
             context,
@@ -43,6 +66,9 @@ def remember(
             type=type,
             tags=tag,
             importance=importance,
+            delivery_mode=delivery_mode,
+            trigger_from=_aware(trigger_from),
+            trigger_until=_aware(trigger_until),
             linked_memory_ids=link or None,
             wait=True,
         )
@@ -50,6 +76,63 @@ def remember(
         print_json(memory)
     else:
         console.print(f"remembered [bold]{memory.id}[/bold] in context {context}")
+
+
+def update(
+    memory_id: str = typer.Argument(..., help="The memory id (whole, as printed)."),
+    summary: str | None = typer.Option(None, help="New summary.", show_default=False),
+    content: str | None = typer.Option(None, help="New longer text.", show_default=False),
+    type: str | None = typer.Option(None, "--type", "-t", help="New type.", show_default=False),
+    tag: list[str] | None = typer.Option(
+        None, "--tag", help="Replace the tags; repeat for several.", show_default=False
+    ),
+    importance: float | None = typer.Option(
+        None, min=0.0, max=1.0, help="New importance (0..1).", show_default=False
+    ),
+    delivery_mode: DeliveryMode | None = DeliveryModeOption,
+    trigger_from: datetime | None = TriggerFromOption,
+    trigger_until: datetime | None = TriggerUntilOption,
+    context: str = ContextOption,
+    url: str | None = UrlOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Change some fields of a memory; the others stay. A new summary or content is
+    re-embedded (the memory keeps its id and provenance)."""
+    given = {
+        "summary": summary, "content": content, "type": type, "tags": tag,
+        "importance": importance, "delivery_mode": delivery_mode,
+        "trigger_from": trigger_from, "trigger_until": trigger_until,
+    }  # fmt: skip
+    changes = {name: value for name, value in given.items() if value is not None}
+    if not changes:
+        raise typer.BadParameter("give at least one field to change, e.g. --summary")
+    with cli_client(url) as kioku:
+        memory = kioku.update_memory(
+            context,
+            memory_id,
+            summary=_or_unset(summary),
+            content=_or_unset(content),
+            type=_or_unset(type),
+            tags=_or_unset(tag),
+            importance=_or_unset(importance),
+            delivery_mode=_or_unset(delivery_mode),
+            trigger_from=_or_unset(_aware(trigger_from)),
+            trigger_until=_or_unset(_aware(trigger_until)),
+        )
+    if as_json:
+        print_json(memory)
+    else:
+        console.print(f"updated [bold]{memory.id}[/bold]: {', '.join(changes)}")
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """A time typed without a zone is this machine's local time."""
+    return moment.astimezone() if moment is not None and moment.tzinfo is None else moment
+
+
+def _or_unset(value: T | None) -> T | Unset:
+    """An option not given stays as it is (``UNSET``), not cleared."""
+    return UNSET if value is None else value
 
 
 def recall(
@@ -81,23 +164,20 @@ def recall(
     if not result.results:
         console.print("no memories found")
         return
-    table = Table(title=f"{len(result.results)} results · confidence {result.confidence}")
-    table.add_column("#", justify="right")
-    table.add_column("score", justify="right")
-    table.add_column("summary")
-    table.add_column("trust")
-    table.add_column("id", style="dim")
+    # A line per hit and its id whole on the next: a table would cut the id (which the next
+    # command needs) or squeeze the summary in an 80-column terminal.
+    console.print(f"{count(len(result.results), 'result')} · confidence {result.confidence}")
     for i, hit in enumerate(result.results, start=1):
-        trust = hit.trust_tier + (" [red]suspicious[/red]" if hit.suspicious else "")
-        table.add_row(str(i), f"{hit.score:.4f}", escape(hit.summary), trust, hit.id)
-    console.print(table)
+        flag = " [red]suspicious[/red]" if hit.suspicious else ""
+        console.print(f"{i:>2}  {hit.score:.4f}  {escape(hit.summary)}", soft_wrap=True)
+        console.print(f"    [dim]{hit.trust_tier} · {hit.id}[/dim]{flag}", soft_wrap=True)
     for n in result.related:
         console.print(f"related {n.activation:.4f}  {escape(n.summary)}  [dim]{n.id}[/dim]")
 
 
 def list_memories(
     context: str = ContextOption,
-    limit: int = typer.Option(20, min=1, max=200, help="Page size."),
+    limit: int = typer.Option(20, "--limit", "-k", min=1, max=200, help="Page size."),
     cursor: str | None = CursorOption,
     url: str | None = UrlOption,
     as_json: bool = JsonOption,
@@ -128,8 +208,24 @@ def get(
     if as_json:
         print_json(memory)
         return
-    for name, value in memory.model_dump().items():
-        console.print(f"[bold]{name}[/bold]: {escape(str(value))}")
+    show_memory(memory)
+
+
+def show_memory(memory: Memory) -> None:
+    """One memory for a person: a field a line, lists and times written out, empty ones left
+    out (``--json`` has every field)."""
+    for name, value in memory.model_dump(mode="json").items():
+        if value is None or value == [] or value == "":
+            continue
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            value = "yes" if value else "no"
+        label = name.replace("_", " ")
+        if name == "content":
+            console.print(f"[bold]{label}[/bold]:\n{escape(str(value))}")
+        else:
+            console.print(f"[bold]{label}[/bold]: {escape(str(value))}", soft_wrap=True)
 
 
 def forget(
