@@ -4,6 +4,7 @@ PY     := $(VENV)/bin/python
 KIOKU  := $(VENV)/bin/kioku
 STAMP  := $(VENV)/.installed
 SERVE_STAMP := $(VENV)/.installed-serve
+PORT   ?= 8765
 export HF_HUB_OFFLINE := 1
 
 .PHONY: install run test check fmt bench bench-postgres eval soak clean
@@ -27,8 +28,8 @@ $(STAMP): $(SERVE_STAMP)
 
 install: $(STAMP)
 
-run: $(SERVE_STAMP)  ## start kioku on the embedded default (SQLite file + bundled model)
-	$(KIOKU) serve --dev
+run: $(SERVE_STAMP)  ## start kioku on the embedded default (SQLite file + bundled model); PORT=8766 for another port
+	$(KIOKU) serve --dev --port $(PORT)
 
 test: $(STAMP)  ## the whole suite: unit, contract, integration (real model), the eval gate, REST, CLI, e2e
 	$(PY) -m pytest

@@ -47,6 +47,16 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = 600
     """Requests per minute per API key (and per client address); 0 turns limiting off."""
     rate_limit_burst: int = 120
+
+    @property
+    def effective_rate_limit_per_minute(self) -> int:
+        """The limit the server applies: ``--dev`` serves its one local user unthrottled (an
+        agent loop, an eval or a benchmark would meet 429s) unless KIOKU_RATE_LIMIT_PER_MINUTE
+        is set explicitly; every other mode applies ``rate_limit_per_minute``."""
+        if self.dev and "rate_limit_per_minute" not in self.model_fields_set:
+            return 0
+        return self.rate_limit_per_minute
+
     state_sweep_seconds: float = 600
     """How often one replica deletes expired state keys (reads hide them already); 0: never."""
     sleep_interval_seconds: float = 86400

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import anyio
 import httpx
@@ -13,7 +14,10 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from kioku.api import create_app
 from kioku.api.ratelimit import ADDRESS_FACTOR, RateLimit, TokenBucketLimiter
+from kioku.runtime import open_runtime
+from tests.conftest import make_settings, portal_client
 
 TOKEN = "kk_live_secret-token-one"
 OTHER_TOKEN = "kk_live_secret-token-two"
@@ -272,3 +276,24 @@ def test_inventing_a_new_token_per_request_still_runs_the_address_dry(
     statuses = [get(app, token=f"kk_guess{n}").status_code for n in range(budget + 1)]
     assert statuses[:budget] == [200] * budget and statuses[budget] == 429
     assert inner.calls == budget
+
+
+@pytest.mark.parametrize(
+    ("overrides", "limited_after_burst"),
+    [
+        ({}, False),  # --dev: its one local user is not throttled
+        ({"rate_limit_per_minute": 60}, True),  # ...unless a limit is set explicitly
+        ({"dev": False}, True),  # served with keys: the default limit applies
+    ],
+)
+def test_dev_mode_does_not_throttle_its_local_user_unless_asked(
+    tmp_path: Path, overrides: dict[str, object], limited_after_burst: bool
+) -> None:
+    settings = make_settings(tmp_path, rate_limit_burst=5, **overrides)
+    runtime = open_runtime(settings)
+    try:
+        with portal_client(create_app(runtime=runtime)) as client:
+            statuses = {client.get("/api/v1/contexts").status_code for _ in range(12)}
+    finally:
+        runtime.close()
+    assert (429 in statuses) is limited_after_burst, statuses

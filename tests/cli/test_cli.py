@@ -223,3 +223,15 @@ def test_ids_are_printed_whole_in_80_columns() -> None:
     for args in (["recall", "rather long summary"], ["list", "-k", "5"]):
         result = narrow.invoke(app, args)
         assert result.exit_code == 0 and memory["id"] in result.output, result.output
+
+
+def test_an_unreachable_postgresql_is_one_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("KIOKU_DATABASE_URL", f"postgresql://kioku@127.0.0.1:{port}/kioku")
+    result = runner.invoke(app, ["list"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert f"cannot reach PostgreSQL at postgresql://kioku@127.0.0.1:{port}/kioku" in said
+    assert "Traceback" not in result.output

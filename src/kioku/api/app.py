@@ -93,6 +93,8 @@ def create_app(
         mcp = mount_mcp(app, settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(  # outermost: a refused request costs no parsing
-        RateLimit, per_minute=settings.rate_limit_per_minute, burst=settings.rate_limit_burst
+        RateLimit,
+        per_minute=settings.effective_rate_limit_per_minute,
+        burst=settings.rate_limit_burst,
     )
     return app

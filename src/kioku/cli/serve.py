@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 import typer
 
-from kioku.cli.common import console, err_console
+from kioku.cli.common import console, err_console, handle_errors
 from kioku.settings import Settings
 from kioku.storage.urls import display_url
 
@@ -19,6 +20,19 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound now (e.g. "address already in use"), else ``None``.
+    Checked before the banner, so a busy port is one line, not a banner and then a failure."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return (exc.strerror or str(exc)).lower()
+    return None
 
 
 def serve(
@@ -36,6 +50,7 @@ def serve(
 
     from kioku.api import create_app
     from kioku.api.logs import uvicorn_log_config
+    from kioku.runtime import open_runtime
 
     if dev and not is_loopback(host):
         err_console.print(
@@ -43,7 +58,19 @@ def serve(
             "keys, so it serves loopback addresses only. Drop --dev to require keys."
         )
         raise typer.Exit(2)
+    busy = port_in_use(host, port)
+    if busy:
+        err_console.print(
+            f"[red]cannot serve on {host}:{port}[/red]: {busy} (another kioku, or another "
+            f"program, holds it). Choose another port: `kioku serve --port {port + 1}`, or "
+            f"`make run PORT={port + 1}`."
+        )
+        raise typer.Exit(1)
     settings = Settings(host=host, port=port, dev=dev)
+    # Opened here, not in the app's lifespan: an unreachable database is one line and exit 1,
+    # not uvicorn's startup traceback. The app is given the runtime; this command closes it.
+    with handle_errors():
+        runtime = open_runtime(settings)
     base = settings.base_url
     console.print(f"kioku serving [bold]{display_url(settings.database_url)}[/bold]")
     console.print(f"  web UI     {base}/ui/")
@@ -54,17 +81,21 @@ def serve(
     if dev:
         console.print(
             "  (--dev: loopback, no keys needed: local development mode; the UI offers "
-            "'Continue as the local owner')"
+            "'Continue as the local owner'; no rate limit unless KIOKU_RATE_LIMIT_PER_MINUTE "
+            "is set)"
         )
     else:
         console.print(
             "  API keys required (Authorization: Bearer kk_...); create one with "
             "`kioku keys create NAME --role owner`"
         )
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        log_level="info",
-        log_config=uvicorn_log_config(),
-    )
+    try:
+        uvicorn.run(
+            create_app(settings, runtime=runtime),
+            host=host,
+            port=port,
+            log_level="info",
+            log_config=uvicorn_log_config(),
+        )
+    finally:
+        runtime.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kioku.storage.base import Store
+from kioku.storage.urls import display_url
 
 
 def sqlite_path(url: str) -> Path:
@@ -15,6 +16,11 @@ def sqlite_path(url: str) -> Path:
     return Path(url[len(prefix) :]).expanduser()
 
 
+class DatabaseUnreachableError(ValueError):
+    """The database server did not answer, or refused the connection: one line saying what was
+    tried and what to check, in place of the driver's traceback."""
+
+
 def open_store(url: str) -> Store:
     """Open (and migrate) the database at ``url``."""
     if url.startswith("sqlite:"):
@@ -23,13 +29,23 @@ def open_store(url: str) -> Store:
         return SQLiteStore(sqlite_path(url))
     if url.startswith(("postgresql:", "postgresql+psycopg:", "postgres:")):
         # Imported lazily: psycopg is only needed by deployments that use PostgreSQL.
-        from kioku.storage.postgres import PostgresStore
+        from kioku.storage.postgres import PostgresStore, unreachable_reason
 
-        return PostgresStore(url)
+        try:
+            return PostgresStore(url)
+        except Exception as exc:
+            reason = unreachable_reason(exc)
+            if reason is None:
+                raise
+            raise DatabaseUnreachableError(
+                f"cannot reach PostgreSQL at {display_url(url)}: {reason}. Check that the server "
+                "is running and reachable from here, and the host, port, user, password and "
+                "database name in KIOKU_DATABASE_URL (or --database-url)."
+            ) from None
     raise ValueError(
         f"unsupported database URL {url.split(':', 1)[0]!r}: kioku supports sqlite:///path "
         "and postgresql://user@host/db"
     )
 
 
-__all__ = ["Store", "open_store", "sqlite_path"]
+__all__ = ["DatabaseUnreachableError", "Store", "open_store", "sqlite_path"]

@@ -1,0 +1,52 @@
+"""What ``kioku serve`` says when it cannot start: one line that names what was tried and what
+to do, exit 1, no traceback (a real process, as a user runs it)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import free_port, kioku_env
+
+pytestmark = pytest.mark.e2e
+
+
+def serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "kioku.cli", "serve", *args],
+        env={**kioku_env(tmp_path), "KIOKU_EMBEDDER": "none", **(env or {})},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://kioku@db/kioku",  # the README's own example: no host named db here
+        f"postgresql://kioku@127.0.0.1:{free_port()}/kioku",  # nothing listening
+    ],
+)
+def test_an_unreachable_postgresql_is_one_message_not_a_traceback(tmp_path: Path, url: str) -> None:
+    code, said = serve(tmp_path, env={"KIOKU_DATABASE_URL": url})
+    assert code == 1, said
+    assert "Traceback" not in said and "cannot reach PostgreSQL at" in said
+    assert "KIOKU_DATABASE_URL" in said and len(said.strip().splitlines()) <= 6, said
+    assert "serving" not in said  # no banner for a server that never served
+
+
+def test_a_busy_port_is_said_before_the_banner_with_how_to_choose_another(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code, said = serve(tmp_path, "--dev", "--port", str(port))
+    flat = " ".join(said.split())
+    assert code == 1 and "Traceback" not in said
+    assert f"cannot serve on 127.0.0.1:{port}" in flat and "address already in use" in flat
+    assert f"--port {port + 1}" in flat and f"make run PORT={port + 1}" in flat
+    assert "kioku serving" not in said
