@@ -10,6 +10,7 @@ from fastapi.responses import RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kioku._version import __version__
+from kioku.api.docs_pages import install_docs_pages
 from kioku.api.errors import ERROR_RESPONSES, install_error_handlers
 from kioku.api.limits import BodySizeLimit
 from kioku.api.ratelimit import RateLimit
@@ -66,10 +67,13 @@ def create_app(
         version=__version__,
         description="A self-hostable memory server for AI agents.",
         lifespan=lifespan,
+        docs_url=None,  # served from local files below (install_docs_pages), not a CDN
+        redoc_url=None,
     )
     if runtime is not None:  # usable without running the lifespan (in-process tests)
         app.state.runtime = runtime
     install_error_handlers(app)
+    install_docs_pages(app)
     api = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
     for module in (contexts, memories, recall, delivery, feedback, state, sleep, access, health):
         api.include_router(module.router)
