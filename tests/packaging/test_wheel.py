@@ -49,21 +49,25 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A fresh venv holding the wheel; yields its bin directory."""
+    """A fresh venv holding the wheel, installed by scripts/install_kioku.sh (the script the
+    Dockerfile runs); yields its bin directory. Offline, the dependencies come from the dev
+    venv through a path line made before the script runs (``venv`` keeps an existing
+    environment's files), and the script is told ``--no-deps --no-index``."""
     env_dir = tmp_path_factory.mktemp("wheel-venv")
     venv.EnvBuilder(with_pip=False).create(env_dir)
-    python = env_dir / "bin" / "python"
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        [env_dir / "bin" / "python", "-c", purelib], check=True, capture_output=True, text=True
+    ).stdout.strip()
     (Path(site) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     wheel = next(dist.glob(f"{DISTRIBUTION}-*.whl"))
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index",
-         "--quiet", wheel],
-        check=True, capture_output=True, timeout=300,
+    done = subprocess.run(
+        [ROOT / "scripts" / "install_kioku.sh", env_dir, wheel, "--no-deps", "--no-index"],
+        capture_output=True, text=True, timeout=300,
+        env={**wheel_env(env_dir), "PATH": f"{Path(sys.base_prefix) / 'bin'}:{os.environ['PATH']}"},
     )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"at {env_dir}" in done.stdout  # the script's own check imported the installed copy
     yield env_dir / "bin"
 
 
