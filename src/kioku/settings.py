@@ -47,6 +47,12 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = 600
     """Requests per minute per API key (and per client address); 0 turns limiting off."""
     rate_limit_burst: int = 120
+    metrics_token: str = ""
+    """Outside ``--dev``, a scraper of ``/metrics`` sends ``Authorization: Bearer <this>``."""
+    metrics_allow: str = ""
+    """Outside ``--dev``, networks (comma-separated, e.g. ``10.0.0.0/8,::1``) that may scrape
+    ``/metrics`` without the token. Empty: only the token (behind a proxy every client has the
+    proxy's address, so allowing loopback would open it to the world)."""
 
     @property
     def effective_rate_limit_per_minute(self) -> int:

@@ -13,6 +13,7 @@ from kioku._version import __version__
 from kioku.api.docs_pages import install_docs_pages
 from kioku.api.errors import ERROR_RESPONSES, install_error_handlers
 from kioku.api.limits import BodySizeLimit
+from kioku.api.metrics import Metrics, RequestMetrics, metrics_endpoint
 from kioku.api.ratelimit import RateLimit
 from kioku.api.routes import (
     access,
@@ -74,6 +75,9 @@ def create_app(
         app.state.runtime = runtime
     install_error_handlers(app)
     install_docs_pages(app)
+    metrics = Metrics(lambda: getattr(app.state, "runtime", None))
+    app.state.metrics = metrics  # holds the telemetry listener (held weakly there)
+    app.add_route("/metrics", metrics_endpoint(metrics, settings), include_in_schema=False)
     api = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
     for module in (contexts, memories, recall, delivery, feedback, state, sleep, access, health):
         api.include_router(module.router)
@@ -96,9 +100,10 @@ def create_app(
 
         mcp = mount_mcp(app, settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
-    app.add_middleware(  # outermost: a refused request costs no parsing
+    app.add_middleware(  # a refused request costs no parsing
         RateLimit,
         per_minute=settings.effective_rate_limit_per_minute,
         burst=settings.rate_limit_burst,
     )
+    app.add_middleware(RequestMetrics, metrics=metrics)  # outermost: sees the 429s too
     return app

@@ -111,7 +111,7 @@ class RateLimit:
     """ASGI middleware: one token per HTTP request per caller; an empty bucket answers 429.
 
     The refusal happens before the app runs and uses the app's error shape, with
-    ``Retry-After`` in whole seconds. Health checks are exempt so probes never see a 429;
+    ``Retry-After`` in whole seconds. Health checks and metrics scrapes are exempt so probes never see a 429;
     non-HTTP scopes (lifespan, websocket) pass through untouched.
     """
 
@@ -123,7 +123,8 @@ class RateLimit:
         burst: int,
         clock: Callable[[], float] = time.monotonic,
         max_buckets: int = 10_000,
-        exempt_paths: tuple[str, ...] = ("/health", "/api/v1/health"),
+        # Probes and scrapers must not read a 429 as an outage (/metrics has its own gate).
+        exempt_paths: tuple[str, ...] = ("/health", "/api/v1/health", "/metrics"),
     ) -> None:
         self.app = app
         self.limiter = TokenBucketLimiter(

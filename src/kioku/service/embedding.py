@@ -18,6 +18,7 @@ from datetime import timedelta
 
 from kioku.clock import Clock, system_clock
 from kioku.embeddings.base import Embedder
+from kioku.service import telemetry
 from kioku.storage.base import Store
 from kioku.storage.records import EmbeddingJob
 
@@ -58,6 +59,7 @@ class EmbeddingScheduler:
         landed = 0
         for start in range(0, len(jobs), _BATCH):
             landed += self._embed_batch(jobs[start : start + _BATCH])
+        telemetry.embedded(landed)
         return landed
 
     def _embed_batch(self, jobs: Sequence[EmbeddingJob]) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -17,6 +19,7 @@ from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
 from kioku.search.rerank import rerank_factor
 from kioku.search.tokenize import tokenize
+from kioku.service import telemetry
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
 from kioku.service.graph import Associations
@@ -165,13 +168,18 @@ class RecallService:
             # spend their time in native code that releases the GIL.
             embedder = self.embedder
             vector_leg = _LEG_POOL.submit(
+                timed_leg,
+                "vector",
                 lambda: self.store.vector_search(
                     ws, vector_contexts, embedder.embed_query(request.query), flt, depth
-                )
+                ),
             )
         if "lexical" in legs:
-            ran["lexical"] = self.store.lexical_search(
-                ws, context_ids, tokenize(request.query), flt, depth
+            ran["lexical"] = timed_leg(
+                "lexical",
+                lambda: self.store.lexical_search(
+                    ws, context_ids, tokenize(request.query), flt, depth
+                ),
             )
         if vector_leg is not None:
             ran["vector"] = vector_leg.result()
@@ -182,6 +190,15 @@ class RecallService:
         if self.embedder is None:
             return []
         return [row.id for row in scope if row.embedding_model == self.embedder.name]
+
+
+def timed_leg(leg: str, search: Callable[[], list[ScoredId]]) -> list[ScoredId]:
+    """Run one leg's search and tell ``telemetry`` how long it took."""
+    began = time.perf_counter()
+    try:
+        return search()
+    finally:
+        telemetry.recall_leg(leg, time.perf_counter() - began)
 
 
 @dataclass

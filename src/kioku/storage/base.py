@@ -306,6 +306,11 @@ class Store(SleepStore, ConnectorStore, Protocol):
         """How many memories (all workspaces) wait for a vector: the embedding queue length."""
         ...
 
+    def pending_since(self) -> datetime | None:
+        """When the longest-waiting memory (all workspaces) was last written, so how old the
+        embedding queue's oldest item is; ``None`` when nothing waits."""
+        ...
+
     # -- claims: what several replicas on one database must not do twice
     def claim_embeddings(
         self, model: str, limit: int, now: datetime, until: datetime

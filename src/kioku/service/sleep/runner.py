@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kioku.service import telemetry
 from kioku.service.memories import lexical_text
 from kioku.service.sleep.config import SleepConfig
 from kioku.storage.base import Store
@@ -82,6 +83,8 @@ def run_sleep(
         store.finish_sleep_run(
             workspace_id, run_id, "failed", clock(), run.summary, f"{type(exc).__name__}: {exc}"
         )
+        telemetry.sleep_run(trigger, "failed", run.summary)
         return run_id
     store.finish_sleep_run(workspace_id, run_id, "done", clock(), run.summary)
+    telemetry.sleep_run(trigger, "done", run.summary)
     return run_id

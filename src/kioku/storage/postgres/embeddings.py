@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -222,6 +223,14 @@ class PostgresEmbeddingLane:
             ).fetchone()
         assert row is not None
         return row["n"]
+
+    def pending_since(self) -> datetime | None:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
+            row = conn.execute(
+                "SELECT min(updated_at) AS oldest FROM memories WHERE embedding_status = 'pending'"
+            ).fetchone()
+        assert row is not None
+        return row["oldest"]
 
     def _bump_generation(
         self, conn: Connection[DictRow], workspace_id: str, context_id: str

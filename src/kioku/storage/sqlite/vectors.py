@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 
 from kioku.storage.records import EmbeddingJob, MemoryFilter, ScoredId, embedding_text
 from kioku.storage.sqlite.bm25 import DocumentFrequencies, rank_rows
-from kioku.storage.sqlite.codec import decode_vector, encode_vector
+from kioku.storage.sqlite.codec import decode_time, decode_vector, encode_vector
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.lexical import is_missing_table, lexical_table
@@ -250,6 +251,14 @@ class SQLiteVectorLane:
             .execute("SELECT count(*) FROM memories WHERE embedding_status = 'pending'")
             .fetchone()[0]
         )
+
+    def pending_since(self) -> datetime | None:
+        oldest = (
+            self.db.connection()
+            .execute("SELECT min(updated_at) FROM memories WHERE embedding_status = 'pending'")
+            .fetchone()[0]
+        )
+        return decode_time(oldest)
 
     def _bump_generation(self, conn: sqlite3.Connection, context_id: str) -> int:
         return conn.execute(
