@@ -101,3 +101,11 @@ def test_workspace_wide_administration_is_refused_or_confined(secured: Target) -
         json={"source_uri_prefix": source, "context_id": "default"},
     )  # fmt: skip
     assert outside.status_code == 404
+
+
+def test_a_rename_does_not_reveal_which_names_other_contexts_use(secured: Target) -> None:
+    for name in ("default", "no-such-context"):
+        answer = call(secured, "ops-admin", "PATCH", "/contexts/ops", json={"name": name})
+        assert answer.status_code == 403, answer.text
+    kept = call(secured, "ops-admin", "PATCH", "/contexts/ops", json={"description": "runbooks"})
+    assert kept.status_code == 200 and kept.json()["name"] == "ops"

@@ -200,3 +200,17 @@ def test_mcp_a_confined_admin_cannot_create_a_context(confined: Confined) -> Non
     assert made.is_error and "forbidden" in made.content[0].text
     assert t.ids["ctx"] not in listed.content[0].text and "alpha" not in listed.content[0].text
     assert "gamma" not in {c.name for c in t.runtime.contexts.list_contexts(t.a_owner).items}
+
+
+def test_a_confined_admin_cannot_rename_a_context_to_probe_names(confined: Confined) -> None:
+    t = confined.t
+    path = f"{API}/contexts/default"
+    taken = t.client.patch(path, json={"name": "alpha"}, headers=t.as_("A:admin"))
+    assert taken.status_code == 409  # what an unrestricted admin learns: the name is used
+    for name in ("alpha", "never-used"):  # the same 403 whether the name is used or not
+        answer = t.client.patch(path, json={"name": name}, headers=confined.headers)
+        assert answer.status_code == 403, answer.text
+    same = t.client.patch(path, json={"name": "default"}, headers=confined.headers)
+    assert same.status_code == 200
+    changed = t.client.patch(path, json={"description": "runbooks"}, headers=confined.headers)
+    assert changed.status_code == 200 and changed.json()["description"] == "runbooks"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from kioku.errors import InvalidInputError, NotFoundError
+from kioku.errors import ForbiddenError, InvalidInputError, NotFoundError
 from kioku.models import Context, ContextCreate, ContextPage, ContextUpdate
 from kioku.service.guard import operation
 from kioku.service.lookup import find_context
@@ -70,12 +70,16 @@ class ContextService:
 
     @operation("admin", audited=True)
     def update_context(self, principal: Principal, ref: str, data: ContextUpdate) -> Context:
-        """Change the fields that were sent."""
+        """Change the fields that were sent (not the name, for a key with an allow-list)."""
         row = self.resolve(principal, ref)
         values = data.model_dump(exclude_unset=True)
         for name, value in list(values.items()):
             if value is None:
                 raise_null(name)
+        if principal.confined and values.get("name", row.name) != row.name:
+            # Names are unique in the workspace: a rename's 409 would tell a key with an
+            # allow-list which names the contexts it cannot see use.
+            raise ForbiddenError("a key with a context allow-list cannot rename a context")
         if row.connector_id is not None and values.get("trust_tier") == "trusted":
             # SPEC §2: what a connector feeds is someone else's text, whatever its context.
             raise InvalidInputError(
