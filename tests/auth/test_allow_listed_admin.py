@@ -20,6 +20,7 @@ from tests.auth.conftest import Tenants
 from tests.auth.operations import OPERATIONS
 from tests.test_parity import SERVICES
 
+BOTH = pytest.mark.parametrize("tenants", ["sqlite", "postgres"], indirect=True)
 API = "/api/v1"
 UNRESTRICTED = ("owner", "admin", "member", "viewer", "connector")
 
@@ -75,6 +76,7 @@ def _alpha_untouched(t: Tenants) -> None:
     assert {t.ids[f"key:{role}"] for role in UNRESTRICTED} <= live
 
 
+@BOTH
 @pytest.mark.parametrize("name", sorted(OPERATIONS))
 def test_rest_a_confined_admin_reaches_nothing_outside_its_contexts(
     confined: Confined, name: str
@@ -99,6 +101,7 @@ def test_rest_a_confined_admin_reaches_nothing_outside_its_contexts(
     _alpha_untouched(t)
 
 
+@BOTH
 def test_keys_a_confined_admin_lists_and_revokes_only_keys_within_its_contexts(
     confined: Confined,
 ) -> None:
@@ -127,6 +130,7 @@ def test_keys_a_confined_admin_lists_and_revokes_only_keys_within_its_contexts(
     assert wider.status_code == 404 and wider.json()["error"]["field"] == "context_id"
 
 
+@BOTH
 def test_audit_a_confined_admin_reads_only_its_contexts_and_keys(confined: Confined) -> None:
     t = confined.t
     owner = t.as_("A:owner")
@@ -169,6 +173,7 @@ def test_audit_a_confined_admin_reads_only_its_contexts_and_keys(confined: Confi
     assert t.ids["ctx"] in str(everything) and len(everything) > len(lines)
 
 
+@BOTH
 def test_purge_source_without_a_context_erases_only_in_the_allowed_ones(
     confined: Confined,
 ) -> None:
@@ -185,6 +190,7 @@ def test_purge_source_without_a_context_erases_only_in_the_allowed_ones(
     assert "alpha page" in {m.summary for m in left}
 
 
+@BOTH
 def test_mcp_a_confined_admin_cannot_create_a_context(confined: Confined) -> None:
     t = confined.t
     token = confined.headers["Authorization"].removeprefix("Bearer ")
@@ -202,6 +208,7 @@ def test_mcp_a_confined_admin_cannot_create_a_context(confined: Confined) -> Non
     assert "gamma" not in {c.name for c in t.runtime.contexts.list_contexts(t.a_owner).items}
 
 
+@BOTH
 def test_a_confined_admin_cannot_rename_a_context_to_probe_names(confined: Confined) -> None:
     t = confined.t
     path = f"{API}/contexts/default"
