@@ -23,5 +23,5 @@ def audited_context_id(store: Store, principal: Principal, ref: str) -> str:
     only what the caller sent, never an id it could not have known."""
     if UUID_PATTERN.match(ref):
         return ref
-    row = store.get_context_by_name(principal.workspace_id, ref)
+    row = find_context(store, principal.workspace_id, ref)
     return ref if row is None or not principal.reaches([row.id]) else row.id
