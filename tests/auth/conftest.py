@@ -19,6 +19,7 @@ from kioku.models.sleep import SleepRequest
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.principal import Principal
 from tests.conftest import ManualClock, SyncASGIClient, make_settings, portal_client
+from tests.postgres import empty_postgres_database
 
 
 @dataclass
@@ -37,8 +38,15 @@ class Tenants:
 
 
 @pytest.fixture
-def tenants(tmp_path: Path, clock: ManualClock) -> Iterator[Tenants]:
-    settings = make_settings(tmp_path, dev=False, rate_limit_per_minute=0)
+def tenants(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
+) -> Iterator[Tenants]:
+    """On SQLite; on PostgreSQL too where a test asks (``indirect`` parameter "postgres")."""
+    overrides: dict[str, object] = {}
+    if getattr(request, "param", "sqlite") == "postgres":
+        overrides["database_url"] = url = request.getfixturevalue("postgres_database")
+        empty_postgres_database(url)
+    settings = make_settings(tmp_path, dev=False, rate_limit_per_minute=0, **overrides)
     runtime = open_runtime(settings, embedder=FakeEmbedder(), clock=clock)
     try:
         a = Principal(workspace_id=runtime.default_workspace_id, role="owner", channel="cli")

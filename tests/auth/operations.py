@@ -26,6 +26,11 @@ class Op:
     workspace_level: bool = False
     """Lists or creates in the caller's own workspace: no A id to refuse, A's data must not
     show up instead."""
+    allow_listed: str = "resolves"
+    """What it does for a key with a context allow-list that leaves A's context out (as the
+    operation declares, ``guard.allow_listed_of``): ``resolves`` -- A's objects answer 404;
+    ``narrows`` -- the answer holds nothing of A's context (a request naming it answers 404);
+    ``refused`` -- 403 whatever the request."""
 
 
 def _c(ids: Ids) -> str:
@@ -42,12 +47,14 @@ OPERATIONS: dict[str, Op] = {
         lambda c, i: c.create_context("alpha"),
         lambda i: ("create_context", {"name": "alpha"}),
         workspace_level=True,
+        allow_listed="refused",
     ),
     "list_contexts": Op(
         lambda i: ("GET", "/contexts", None),
         lambda c, i: c.list_contexts(),
         lambda i: ("list_contexts", {}),
         workspace_level=True,
+        allow_listed="narrows",
     ),
     "get_context": Op(lambda i: ("GET", _c(i), None), lambda c, i: c.get_context(i["ctx"])),
     "update_context": Op(
@@ -181,20 +188,28 @@ OPERATIONS: dict[str, Op] = {
     "purge_source": Op(
         lambda i: ("POST", "/purge", {"source_uri_prefix": "alpha://", "context_id": i["ctx"]}),
         lambda c, i: c.purge_source("alpha://", context_id=i["ctx"]),
+        allow_listed="narrows",
     ),
     "create_key": Op(
         lambda i: ("POST", "/keys", {"name": "x", "role": "viewer", "context_ids": [i["ctx"]]}),
         lambda c, i: c.create_key("x", role="viewer", context_ids=[i["ctx"]]),
+        allow_listed="narrows",
     ),
     "list_keys": Op(
-        lambda i: ("GET", "/keys", None), lambda c, i: c.list_keys(), workspace_level=True
+        lambda i: ("GET", "/keys", None),
+        lambda c, i: c.list_keys(),
+        workspace_level=True,
+        allow_listed="narrows",
     ),
     "revoke_key": Op(
         lambda i: ("DELETE", f"/keys/{i['key:member']}", None),
         lambda c, i: c.revoke_key(i["key:member"]),
     ),
     "list_audit": Op(
-        lambda i: ("GET", "/audit", None), lambda c, i: c.list_audit(), workspace_level=True
+        lambda i: ("GET", "/audit", None),
+        lambda c, i: c.list_audit(),
+        workspace_level=True,
+        allow_listed="narrows",
     ),
 }
 

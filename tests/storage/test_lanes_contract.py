@@ -9,7 +9,7 @@ import uuid
 from datetime import timedelta
 
 from kioku.storage.base import Store
-from kioku.storage.records import ApiKeyRow, AuditEvent, NewFeedback, OAuthGrant
+from kioku.storage.records import ApiKeyRow, AuditEvent, AuditScope, NewFeedback, OAuthGrant
 from tests.storage.test_contract import T0, new_context, new_memory
 
 HOUR = timedelta(hours=1)
@@ -99,6 +99,29 @@ def test_api_keys_and_audit_log(store: Store) -> None:
     assert store.get_api_key(ws, "k1") == listed
     other = store.ensure_workspace("beta").id
     assert store.get_api_key(other, "k1") is None and store.get_api_key(ws, "nope") is None
+
+
+def test_an_audit_scope_keeps_its_contexts_and_keys_lines(store: Store) -> None:
+    ws = store.ensure_workspace("alpha").id
+    lines = [  # (actor, context_id, target): what a key confined to c1 managing k1 may read
+        ("key:k0", "c1", None),  # about its context, by anyone: kept
+        ("key:k0", "c2", None),  # about another context: hidden
+        ("key:k0", None, "k1"),  # about a key it manages: kept
+        ("key:k0", None, "k0"),  # about a key it does not manage: hidden
+        ("key:k1", None, "run"),  # by a key it manages: kept
+        ("key:k0", None, None),  # workspace-wide, by someone else: hidden
+    ]
+    for i, (actor, context_id, target) in enumerate(lines):
+        store.append_audit(
+            AuditEvent(ws, T0, actor, "api", "x", "ok", context_id, target, detail={"i": i})
+        )
+    scope = AuditScope(context_ids=frozenset({"c1"}), key_ids=frozenset({"k1"}))
+    newest = store.list_audit(ws, None, 2, scope)
+    assert [e.detail["i"] for e in newest] == [4, 2]
+    assert [e.detail["i"] for e in store.list_audit(ws, newest[-1].seq, 10, scope)] == [0]
+    nothing = AuditScope(context_ids=frozenset(), key_ids=frozenset())
+    assert store.list_audit(ws, None, 10, nothing) == []
+    assert len(store.list_audit(ws, None, 10)) == len(lines)
 
 
 def test_oauth_grants_are_taken_once_and_revoked_by_family(store: Store) -> None:

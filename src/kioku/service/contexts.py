@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from kioku.errors import InvalidInputError, NotFoundError
-from kioku.models import UUID_PATTERN, Context, ContextCreate, ContextPage, ContextUpdate
+from kioku.errors import ForbiddenError, InvalidInputError, NotFoundError
+from kioku.models import Context, ContextCreate, ContextPage, ContextUpdate
 from kioku.service.guard import operation
+from kioku.service.lookup import find_context
 from kioku.service.principal import Principal
 from kioku.service.views import context_view
 from kioku.storage.base import Store
@@ -25,20 +26,15 @@ class ContextService:
 
         Another workspace's context is reported exactly like a missing one.
         """
-        ws = principal.workspace_id
-        row = (
-            self.store.get_context(ws, ref)
-            if UUID_PATTERN.match(ref)
-            else self.store.get_context_by_name(ws, ref)
-        )
-        allowed = principal.allowed_context_ids
-        if row is None or (allowed is not None and row.id not in allowed):
+        row = find_context(self.store, principal.workspace_id, ref)
+        if row is None or not principal.reaches([row.id]):
             raise NotFoundError(f"context {ref!r} not found", field="context_id")
         return row
 
-    @operation("admin", audited=True, in_context=False)
+    @operation("admin", audited=True, in_context=False, allow_listed="refused")
     def create_context(self, principal: Principal, data: ContextCreate) -> Context:
-        """Create a context; a duplicate name is a conflict."""
+        """Create a context; a duplicate name is a conflict. Not for a key with a context
+        allow-list: the new context would be outside it (and a 409 would reveal a name)."""
         now = datetime.now(UTC)
         row = ContextRow(
             id=str(uuid.uuid4()),
@@ -60,14 +56,11 @@ class ContextService:
         if self.store.get_context_by_name(principal.workspace_id, name) is None:
             self.create_context(principal, ContextCreate(name=name))
 
-    @operation("read", in_context=False)
+    @operation("read", in_context=False, allow_listed="narrows")
     def list_contexts(self, principal: Principal) -> ContextPage:
         """Every context the caller may see, by name."""
         rows = self.store.list_contexts(principal.workspace_id)
-        allowed = principal.allowed_context_ids
-        return ContextPage(
-            items=[context_view(r) for r in rows if allowed is None or r.id in allowed]
-        )
+        return ContextPage(items=[context_view(r) for r in rows if principal.reaches([r.id])])
 
     @operation("read")
     def get_context(self, principal: Principal, ref: str) -> Context:
@@ -77,12 +70,16 @@ class ContextService:
 
     @operation("admin", audited=True)
     def update_context(self, principal: Principal, ref: str, data: ContextUpdate) -> Context:
-        """Change the fields that were sent."""
+        """Change the fields that were sent (not the name, for a key with an allow-list)."""
         row = self.resolve(principal, ref)
         values = data.model_dump(exclude_unset=True)
         for name, value in list(values.items()):
             if value is None:
                 raise_null(name)
+        if principal.confined and values.get("name", row.name) != row.name:
+            # Names are unique in the workspace: a rename's 409 would tell a key with an
+            # allow-list which names the contexts it cannot see use.
+            raise ForbiddenError("a key with a context allow-list cannot rename a context")
         if row.connector_id is not None and values.get("trust_tier") == "trusted":
             # SPEC §2: what a connector feeds is someone else's text, whatever its context.
             raise InvalidInputError(

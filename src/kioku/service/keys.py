@@ -41,6 +41,14 @@ def key_view(row: ApiKeyRow) -> ApiKey:
     )  # fmt: skip
 
 
+def managed_keys(store: Store, principal: Principal) -> list[ApiKeyRow]:
+    """The keys ``principal`` may see and manage (revoked ones too): every key of the
+    workspace, or for a key with a context allow-list only the keys confined to (some of)
+    its own contexts -- never an unrestricted key."""
+    rows = store.list_api_keys(principal.workspace_id)
+    return [row for row in rows if principal.reaches(row.context_ids)]
+
+
 class KeyService:
     """Create, list, revoke and check API keys."""
 
@@ -49,7 +57,7 @@ class KeyService:
         self.contexts = contexts
         self.clock = clock
 
-    @operation("admin", audited=True, in_context=False)
+    @operation("admin", audited=True, in_context=False, allow_listed="narrows")
     def create_key(self, principal: Principal, data: KeyCreate) -> ApiKeyCreated:
         """A new key of the caller's workspace, at most the caller's role and within the
         caller's own context allow-list. The secret is in the answer and nowhere else."""
@@ -76,18 +84,17 @@ class KeyService:
             return None if allowed is None else sorted(allowed)
         return sorted({self.contexts.resolve(principal, ref).id for ref in refs})
 
-    @operation("admin", in_context=False)
+    @operation("admin", in_context=False, allow_listed="narrows")
     def list_keys(self, principal: Principal) -> ApiKeyPage:
-        """Every key of the workspace (secrets are never shown again)."""
-        return ApiKeyPage(
-            items=[key_view(r) for r in self.store.list_api_keys(principal.workspace_id)]
-        )
+        """Every key of the workspace the caller may manage (secrets are never shown again)."""
+        return ApiKeyPage(items=[key_view(r) for r in managed_keys(self.store, principal)])
 
-    @operation("admin", audited=True, in_context=False)
+    @operation("admin", audited=True, in_context=False, allow_listed="resolves")
     def revoke_key(self, principal: Principal, key_id: str) -> None:
-        """Revoke a key for good; it stops working at once. Only an owner revokes an owner key."""
+        """Revoke a key for good; it stops working at once. Only an owner revokes an owner key;
+        a key outside the caller's allow-list is not found, like a missing one."""
         row = self.store.get_api_key(principal.workspace_id, key_id)
-        if row is None or row.revoked_at is not None:
+        if row is None or row.revoked_at is not None or not principal.reaches(row.context_ids):
             raise NotFoundError(f"key {key_id!r} not found", field="key_id")
         if ROLE_RANK[row.role] > ROLE_RANK[principal.role]:
             raise ForbiddenError(f"a {principal.role} cannot revoke a {row.role} key")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -62,6 +63,21 @@ class Principal:
         if self.scopes is None:
             return True
         return any(permission in SCOPE_PERMISSIONS.get(scope, ()) for scope in self.scopes)
+
+    @property
+    def confined(self) -> bool:
+        """A key with a context allow-list: it acts inside those contexts and nowhere else,
+        for administration too (docs/security.md, "What an allow-listed key may do")."""
+        return self.allowed_context_ids is not None
+
+    def reaches(self, context_ids: Iterable[str] | None) -> bool:
+        """Whether every context of ``context_ids`` is within this caller's allow-list.
+
+        ``None`` stands for the whole workspace (an unrestricted key's reach): only an
+        unconfined caller reaches it. The one rule every allow-list check goes through."""
+        if self.allowed_context_ids is None:
+            return True
+        return context_ids is not None and set(context_ids) <= self.allowed_context_ids
 
     def via(self, channel: Channel) -> Principal:
         """The same caller writing through ``channel`` (an operation that is a channel of its

@@ -34,7 +34,7 @@ class PurgeService:
         counts = self.store.purge(principal.workspace_id, PurgeScope(context_id=context.id))
         return PurgeResult(**asdict(counts))
 
-    @operation("admin", audited=True, in_context=False)
+    @operation("admin", audited=True, in_context=False, allow_listed="narrows")
     def purge_source(self, principal: Principal, request: PurgeSource) -> PurgeResult:
         """Erase every memory whose ``source_uri`` starts with the prefix (in one context, or
         in every context the caller may see) and every trace of them."""

@@ -16,6 +16,7 @@ from kioku.storage.connector_store import ConnectorStore
 from kioku.storage.records import (
     ApiKeyRow,
     AuditEvent,
+    AuditScope,
     ContextCounts,
     ContextRow,
     EdgeChange,
@@ -74,9 +75,14 @@ class Store(SleepStore, ConnectorStore, Protocol):
     def append_audit(self, event: AuditEvent) -> None: ...
 
     def list_audit(
-        self, workspace_id: str | None, before_seq: int | None, limit: int
+        self,
+        workspace_id: str | None,
+        before_seq: int | None,
+        limit: int,
+        scope: AuditScope | None = None,
     ) -> list[AuditEvent]:
-        """Newest first; ``workspace_id=None`` lists the unattributed denials."""
+        """Newest first; ``workspace_id=None`` lists the unattributed denials; ``scope``
+        keeps only the lines a key with a context allow-list may read."""
         ...
 
     # -- OAuth (hashes of secrets only)

@@ -246,6 +246,20 @@ class AuditEvent:
 
 
 @dataclass(frozen=True)
+class AuditScope:
+    """The part of a workspace's audit log a key with a context allow-list reads: lines about
+    one of ``context_ids``, lines written by one of ``key_ids``, and context-less lines whose
+    target is one of ``key_ids`` (a key created or revoked)."""
+
+    context_ids: frozenset[str]
+    key_ids: frozenset[str]
+
+    @property
+    def actors(self) -> list[str]:
+        return sorted(f"key:{key_id}" for key_id in self.key_ids)
+
+
+@dataclass(frozen=True)
 class OAuthGrant:
     """A consent ticket, code, access or refresh token (stored under the hash of its secret).
 

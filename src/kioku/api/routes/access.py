@@ -20,7 +20,8 @@ def create_key(body: KeyCreate, runtime: RuntimeDep, principal: PrincipalDep) ->
 
 @router.get("/keys", operation_id="list_keys")
 def list_keys(runtime: RuntimeDep, principal: PrincipalDep) -> ApiKeyPage:
-    """Every key of the workspace, without secrets."""
+    """Every key of the workspace, without secrets (a key with a context allow-list: the keys
+    confined to its contexts)."""
     return runtime.keys.list_keys(principal)
 
 
@@ -38,5 +39,6 @@ def list_audit(
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> AuditPage:
-    """The audit log, newest first: writes, deletes, key changes and denied attempts."""
+    """The audit log, newest first: writes, deletes, key changes and denied attempts (a key
+    with a context allow-list: the lines about its contexts and the keys it manages)."""
     return runtime.audit.list_audit(principal, cursor=cursor, limit=limit)

@@ -98,8 +98,7 @@ class SleepService:
 
     def _run_of(self, principal: Principal, run_id: str) -> SleepRunRow:
         row = self.store.get_sleep_run(principal.workspace_id, run_id)
-        allowed = principal.allowed_context_ids
-        if row is None or (allowed is not None and row.context_id not in allowed):
+        if row is None or not principal.reaches([row.context_id]):
             raise NotFoundError(f"Sleep run {run_id!r} not found", field="run_id")
         return row
 
@@ -118,12 +117,12 @@ class SleepService:
         )
         return self._report(principal.workspace_id, run_id)
 
-    @operation("read", in_context=False)
+    @operation("read", in_context=False, allow_listed="resolves")
     def sleep_report(self, principal: Principal, run_id: str) -> SleepReport:
         """One run: status, counts per phase, and every action with its before/after."""
         return self._report(principal.workspace_id, self._run_of(principal, run_id).id)
 
-    @operation("admin", audited=True, in_context=False)
+    @operation("admin", audited=True, in_context=False, allow_listed="resolves")
     def rollback_sleep(self, principal: Principal, run_id: str) -> SleepRollback:
         """Undo everything a run changed (memories, tags, importance, edges; memories it
         wrote are erased). Only the context's latest run that is not rolled back."""

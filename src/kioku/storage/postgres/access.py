@@ -8,7 +8,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
-from kioku.storage.records import ApiKeyRow, AuditEvent, WorkspaceRow
+from kioku.storage.records import ApiKeyRow, AuditEvent, AuditScope, WorkspaceRow
 
 _KEY_COLUMNS = (
     "id, workspace_id, name, prefix, key_hash, role, context_ids, created_by, created_at, "
@@ -107,13 +107,23 @@ class PostgresAccessLane:
             )  # fmt: skip
 
     def list_audit(
-        self, workspace_id: str | None, before_seq: int | None, limit: int
+        self,
+        workspace_id: str | None,
+        before_seq: int | None,
+        limit: int,
+        scope: AuditScope | None = None,
     ) -> list[AuditEvent]:
         where = "workspace_id IS NOT DISTINCT FROM %s::text"
         params: list[object] = [workspace_id]
         if before_seq is not None:
             where += " AND seq < %s"
             params.append(before_seq)
+        if scope is not None:
+            where += (
+                " AND (context_id = ANY(%s::text[]) OR actor = ANY(%s::text[])"
+                " OR (context_id IS NULL AND target = ANY(%s::text[])))"
+            )
+            params += [sorted(scope.context_ids), scope.actors, sorted(scope.key_ids)]
         with self.db.transaction(workspace_id or ALL_WORKSPACES) as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM audit_events WHERE {where} "

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from datetime import datetime
 
-from kioku.storage.records import ApiKeyRow, AuditEvent, WorkspaceRow
+from kioku.storage.records import ApiKeyRow, AuditEvent, AuditScope, WorkspaceRow
 from kioku.storage.sqlite.codec import (
     decode_required_time,
     decode_time,
@@ -135,13 +135,24 @@ class SQLiteAccessLane:
             )  # fmt: skip
 
     def list_audit(
-        self, workspace_id: str | None, before_seq: int | None, limit: int
+        self,
+        workspace_id: str | None,
+        before_seq: int | None,
+        limit: int,
+        scope: AuditScope | None = None,
     ) -> list[AuditEvent]:
         where = "workspace_id IS ?" if workspace_id is None else "workspace_id = ?"
         params: list[object] = [workspace_id]
         if before_seq is not None:
             where += " AND seq < ?"
             params.append(before_seq)
+        if scope is not None:
+            contexts, keys, actors = sorted(scope.context_ids), sorted(scope.key_ids), scope.actors
+            where += (
+                f" AND (context_id IN ({_marks(contexts)}) OR actor IN ({_marks(actors)})"
+                f" OR (context_id IS NULL AND target IN ({_marks(keys)})))"
+            )
+            params += [*contexts, *actors, *keys]
         rows = (
             self.db.connection()
             .execute(
@@ -159,3 +170,8 @@ class SQLiteAccessLane:
             )
             for r in rows
         ]  # fmt: skip
+
+
+def _marks(values: list[str]) -> str:
+    """Placeholders for an ``IN (...)`` list (SQLite accepts an empty one)."""
+    return ", ".join("?" * len(values))

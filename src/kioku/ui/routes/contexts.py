@@ -1,5 +1,5 @@
 """The workspace overview: every context with its counts per lane and last Sleep run, and
-(for admins) the form that creates a context."""
+(for admins without a context allow-list) the form that creates a context."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from fastapi.responses import RedirectResponse, Response
 
 from kioku.errors import ConflictError, InvalidInputError
 from kioku.models import ContextCreate
+from kioku.service.contexts import ContextService
+from kioku.service.guard import admits
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
 from kioku.ui.forms import FormError, status_of, validated
 from kioku.ui.render import page
@@ -26,6 +28,7 @@ def overview(
     return page(
         request, "overview.html", title="Contexts", viewer=who, status=status,
         rows=list(zip(contexts, stats, strict=True)), error=error, values=values or {},
+        can_create=admits(who.principal, ContextService.create_context),
     )  # fmt: skip
 
 

@@ -33,7 +33,7 @@ def keys_page(
 
 @router.get("/keys")
 def keys(request: Request, who: ViewerDep) -> Response:
-    """Every key of the workspace and the form for a new one (admins)."""
+    """The keys the admin manages (every key, or those within its allow-list) and the form."""
     return keys_page(request, who)
 
 
