@@ -110,6 +110,7 @@ def open_runtime(
             embedder,
             queue_limit=settings.embed_queue_size,
             lease=timedelta(seconds=settings.embed_lease_seconds),
+            item_budget=timedelta(seconds=settings.embed_item_seconds),
         )
         if embedder is not None
         else None

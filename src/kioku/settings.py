@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     embed_lease_seconds: float = 60
     """How long an embedding worker's claim on pending memories lasts. A worker that dies
     (kill -9) delays its batch by at most this much; it must exceed one batch's embedding."""
+    embed_item_seconds: float = 20
+    """Wall-clock budget for embedding one memory (a batch of n gets n times it). A memory
+    whose embedding runs past it is marked ``failed`` with the reason logged, and the worker
+    moves on; it stays found by keyword search."""
     max_content_bytes: int = 1024 * 1024
     max_request_bytes: int = 16 * 1024 * 1024
     max_state_bytes: int = 16 * 1024

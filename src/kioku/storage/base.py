@@ -311,7 +311,10 @@ class Store(SleepStore, ConnectorStore, Protocol):
         self, model: str, limit: int, now: datetime, until: datetime
     ) -> list[EmbeddingJob]:
         """Like ``pending_embeddings``, but leased to the caller until ``until``: no other
-        claim returns these memories before then (a crashed worker's lease just runs out)."""
+        claim returns these memories before then (a crashed worker's lease just runs out).
+        Taken round robin across workspaces, oldest first within each: every workspace's
+        oldest claimable memory comes before any workspace's second, so one tenant's backlog
+        delays another tenant's memory by at most one claim."""
         ...
 
     def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
