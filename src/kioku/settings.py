@@ -53,6 +53,12 @@ class Settings(BaseSettings):
     rate_limit_burst: int = 120
     state_sweep_seconds: float = 600
     """How often one replica deletes expired state keys (reads hide them already); 0: never."""
+    oauth_registrations_per_hour: float = 20
+    """OAuth client registrations one address may make per hour (after a burst of 20); 0:
+    unlimited. Registration needs no credentials, so this bounds what a stranger stores."""
+    oauth_sweep_seconds: float = 3600
+    """How often one replica deletes expired OAuth grants and clients that hold none (their
+    retention: ``kioku.service.jobs``, docs/security.md); 0: never."""
     sleep_interval_seconds: float = 86400
     """How often each context whose sleep_mode is not off is consolidated (one replica runs
     each context each period); 0: only when asked (`kioku sleep`, REST, MCP)."""

@@ -15,6 +15,7 @@ from kioku.mcp import build_mcp
 from kioku.mcp.auth import token_principal
 from kioku.mcp.consent import ConsentPage
 from kioku.mcp.oauth import CONSENT_PATH, SCOPES, KiokuOAuthProvider
+from kioku.mcp.registration import RegistrationGate
 from kioku.mcp.revocation import PublicClientRevocation
 from kioku.runtime import Runtime
 from kioku.settings import Settings
@@ -78,5 +79,6 @@ def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
         transport_security=transport_security(settings),
         max_request_body_size=settings.max_request_bytes,
     )
-    app.mount("/", PublicClientRevocation(http))
+    gated = RegistrationGate(http, per_hour=settings.oauth_registrations_per_hour)
+    app.mount("/", PublicClientRevocation(gated))
     return mcp

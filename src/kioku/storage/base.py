@@ -98,6 +98,12 @@ class Store(SleepStore, ConnectorStore, Protocol):
 
     def revoke_oauth_grant(self, secret_hash: str, now: datetime) -> bool: ...
 
+    def sweep_oauth(self, expired_before: datetime, unused_since: datetime) -> int:
+        """Delete grants (consent tickets, codes, tokens) that expired before
+        ``expired_before``, then clients registered before ``unused_since`` that hold no grant
+        at all; returns how many rows went."""
+        ...
+
     # -- contexts
     def insert_context(self, workspace_id: str, row: ContextRow) -> ContextRow:
         """Insert a context; raises ``ConflictError`` on a duplicate name."""
