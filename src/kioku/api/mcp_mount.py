@@ -11,11 +11,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
+from kioku.api.registration_limit import RegistrationGate
 from kioku.mcp import build_mcp
 from kioku.mcp.auth import token_principal
 from kioku.mcp.consent import ConsentPage
 from kioku.mcp.oauth import CONSENT_PATH, SCOPES, KiokuOAuthProvider
-from kioku.mcp.registration import RegistrationGate
 from kioku.mcp.revocation import PublicClientRevocation
 from kioku.runtime import Runtime
 from kioku.settings import Settings
