@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 import secrets
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +21,8 @@ import httpx
 import pytest
 
 from tests.attacks.conftest import Target
-from tests.e2e.conftest import running_server
+from tests.e2e.conftest import kioku_env, running_server
+from tests.postgres import empty_postgres_database
 
 pytestmark = pytest.mark.e2e
 REDIRECT = "http://127.0.0.1:9/callback"
@@ -185,10 +189,37 @@ def _embedded(target: Target, who: str, memory_id: str) -> bool:
     return answer.json()["embedding_status"] == "ready"
 
 
-def test_one_tenants_huge_memories_do_not_stall_another_tenants(secured: Target) -> None:
+@pytest.fixture(scope="module")
+def secured_postgres(
+    tmp_path_factory: pytest.TempPathFactory, postgres_database: str
+) -> Iterator[Target]:
+    """``kioku serve`` on PostgreSQL (as the non-superuser role kioku runs as), with an owner
+    key in ``default`` and one in ``tenant-b``, made through the CLI."""
+    empty_postgres_database(postgres_database)
+    data = tmp_path_factory.mktemp("attacks-postgres")
+    env = {**kioku_env(data), "KIOKU_DATABASE_URL": postgres_database}
+
+    def key(*options: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "kioku.cli", "keys", "create", *options, "--json"],
+            env=env, capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        return json.loads(done.stdout)["key"]
+
+    keys = {"owner": key("a", "--role", "owner"),
+            "tenant-b": key("b", "--role", "owner", "--workspace", "tenant-b")}  # fmt: skip
+    with running_server(data, env={"KIOKU_DATABASE_URL": postgres_database}) as base:
+        yield Target(base, data, keys)
+
+
+@pytest.mark.parametrize("backend", ["secured", "secured_postgres"])
+def test_one_tenants_huge_memories_do_not_stall_another_tenants(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
     """Tenant A queues two 1 MiB memories and a backlog; tenant B's one memory is embedded
     within seconds (it once waited behind ~25 CPU-minutes per huge memory), and A's huge
-    memories become vector-searchable in bounded time too."""
+    memories become vector-searchable in bounded time too. On SQLite and PostgreSQL."""
+    secured: Target = request.getfixturevalue(backend)
     huge = "words of a very long transcript " * 32_000  # ~1 MiB
     made = httpx.post(f"{secured.base}/api/v1/contexts", json={"name": "default"},
                       headers=secured.headers("tenant-b"), timeout=60)  # fmt: skip
