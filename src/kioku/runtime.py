@@ -17,7 +17,7 @@ from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.feedback import FeedbackService
 from kioku.service.forgetting import ForgetService
 from kioku.service.graph import Associations, GraphService
-from kioku.service.jobs import Job, JobRunner, sweep_expired_state
+from kioku.service.jobs import Job, JobRunner, sweep_expired_state, sweep_oauth
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Channel, Principal
@@ -110,6 +110,7 @@ def open_runtime(
             embedder,
             queue_limit=settings.embed_queue_size,
             lease=timedelta(seconds=settings.embed_lease_seconds),
+            item_budget=timedelta(seconds=settings.embed_item_seconds),
         )
         if embedder is not None
         else None
@@ -180,4 +181,6 @@ def _periodic_jobs(settings: Settings, store: Store) -> list[Job]:
     jobs: list[Job] = []
     if settings.state_sweep_seconds > 0:
         jobs.append(sweep_expired_state(store, timedelta(seconds=settings.state_sweep_seconds)))
+    if settings.oauth_sweep_seconds > 0:
+        jobs.append(sweep_oauth(store, timedelta(seconds=settings.oauth_sweep_seconds)))
     return jobs

@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     embed_lease_seconds: float = 60
     """How long an embedding worker's claim on pending memories lasts. A worker that dies
     (kill -9) delays its batch by at most this much; it must exceed one batch's embedding."""
+    embed_item_seconds: float = 20
+    """Wall-clock budget for embedding one memory (a batch of n gets n times it). A memory
+    whose embedding runs past it is marked ``failed`` with the reason logged, and the worker
+    moves on; it stays found by keyword search."""
     max_content_bytes: int = 1024 * 1024
     max_request_bytes: int = 16 * 1024 * 1024
     max_state_bytes: int = 16 * 1024
@@ -65,6 +69,12 @@ class Settings(BaseSettings):
 
     state_sweep_seconds: float = 600
     """How often one replica deletes expired state keys (reads hide them already); 0: never."""
+    oauth_registrations_per_hour: float = 20
+    """OAuth client registrations one address may make per hour (after a burst of 20); 0:
+    unlimited. Registration needs no credentials, so this bounds what a stranger stores."""
+    oauth_sweep_seconds: float = 3600
+    """How often one replica deletes expired OAuth grants and clients that hold none (their
+    retention: ``kioku.service.jobs``, docs/security.md); 0: never."""
     sleep_interval_seconds: float = 86400
     """How often each context whose sleep_mode is not off is consolidated (one replica runs
     each context each period); 0: only when asked (`kioku sleep`, REST, MCP)."""

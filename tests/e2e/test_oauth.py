@@ -127,11 +127,6 @@ def test_code_pkce_token_refresh_revoke(server: tuple[str, dict[str, str], Path]
     assert token["scope"] == "memory:read memory:write" and token["token_type"] == "Bearer"
     error, text = tool(base, token["access_token"], "remember", {"summary": "Written via OAuth"})
     assert not error and json.loads(text)["source_type"] == "manual"
-    # The code is single use.
-    with pytest.raises(Exception, match="invalid_grant"):
-        client.fetch_token(
-            meta["token_endpoint"], authorization_response=redirect, code_verifier=verifier
-        )
     # Refresh rotates; the old refresh token is dead, and its reuse ends the whole grant.
     fresh = dict(client.refresh_token(meta["token_endpoint"], refresh_token=token["refresh_token"]))
     assert fresh["access_token"] != token["access_token"]
@@ -140,6 +135,27 @@ def test_code_pkce_token_refresh_revoke(server: tuple[str, dict[str, str], Path]
     with pytest.raises(Exception, match="invalid_grant"):
         client.refresh_token(meta["token_endpoint"], refresh_token=token["refresh_token"])
     assert status_of(base, fresh["access_token"]) == 401
+
+
+def test_a_replayed_code_is_refused_and_ends_what_it_issued(
+    server: tuple[str, dict[str, str], Path],
+) -> None:
+    """RFC 6749 §4.1.2: a code used twice is refused, and the tokens its first exchange
+    issued are revoked (someone else holds a copy of it)."""
+    base, keys, _ = server
+    meta = metadata(base)
+    client, verifier, redirect = authorize(base, keys["owner"], "memory:read")
+    token = dict(client.fetch_token(
+        meta["token_endpoint"], authorization_response=redirect, code_verifier=verifier
+    ))  # fmt: skip
+    assert status_of(base, token["access_token"]) == 200
+    with pytest.raises(Exception, match="invalid_grant"):
+        client.fetch_token(
+            meta["token_endpoint"], authorization_response=redirect, code_verifier=verifier
+        )
+    assert status_of(base, token["access_token"]) == 401
+    with pytest.raises(Exception, match="invalid_grant"):
+        client.refresh_token(meta["token_endpoint"], refresh_token=token["refresh_token"])
 
 
 def test_revocation_and_wrong_scope(server: tuple[str, dict[str, str], Path]) -> None:

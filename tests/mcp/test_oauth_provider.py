@@ -12,7 +12,9 @@ from pydantic import AnyUrl
 from kioku.mcp.oauth import ACCESS_TTL, KiokuOAuthProvider, new_secret
 from kioku.models import KeyCreate
 from kioku.runtime import Runtime
+from kioku.service.jobs import UNUSED_CLIENT_RETENTION
 from kioku.service.keys import hash_key
+from kioku.settings import Settings
 from kioku.storage.records import OAuthGrant
 from tests.conftest import ManualClock
 
@@ -60,3 +62,39 @@ def test_access_tokens_expire_and_consent_tickets_are_one_time(
         )
 
     anyio.run(scenario)
+
+
+def test_the_oauth_sweep_job_forgets_clients_never_used(
+    runtime: Runtime, clock: ManualClock, settings: Settings
+) -> None:
+    """Registration is open to anyone: a client that never got a grant is deleted a day
+    after it registered, by the background job every replica runs (one wins each period)."""
+    provider = KiokuOAuthProvider(lambda: runtime, "http://127.0.0.1:8765")
+    client = OAuthClientInformationFull(
+        client_id="idle", redirect_uris=[AnyUrl("http://127.0.0.1:9/cb")],
+        token_endpoint_auth_method="none",
+    )  # fmt: skip
+    anyio.run(provider.register_client, client)
+    jobs = runtime.jobs
+    assert jobs is not None
+    clock.advance(seconds=UNUSED_CLIENT_RETENTION.total_seconds() - 60)
+    assert "oauth-sweep" in jobs.run_due()
+    assert anyio.run(provider.get_client, "idle") is not None
+    clock.advance(seconds=settings.oauth_sweep_seconds + 120)
+    assert "oauth-sweep" in jobs.run_due()
+    assert anyio.run(provider.get_client, "idle") is None
+
+
+def test_a_redirect_uri_stored_before_the_rules_is_never_used(runtime: Runtime) -> None:
+    """``/authorize`` checks the client's redirect URIs again: one registered before the
+    rules existed (here written straight to the store) is dropped, so the SDK refuses it."""
+    provider = KiokuOAuthProvider(lambda: runtime, "http://127.0.0.1:8765")
+    runtime.store.insert_oauth_client(
+        "legacy",
+        {"client_id": "legacy", "token_endpoint_auth_method": "none",
+         "redirect_uris": ["http://attacker.example/cb", "http://127.0.0.1:9/cb"]},
+        runtime.clock(),
+    )  # fmt: skip
+    client = anyio.run(provider.get_client, "legacy")
+    assert client is not None
+    assert [str(uri) for uri in client.redirect_uris or []] == ["http://127.0.0.1:9/cb"]

@@ -118,3 +118,24 @@ def test_released_embedding_claims_are_claimed_again_at_once(store: Store) -> No
     again = store.claim_embeddings("model-x", 10, T0, lease)
     assert [j.memory_id for j in again] == [r.id for r in rows[1:]]
     store.release_embeddings(ws, [])  # nothing to release is not an error
+
+
+def test_embedding_claims_take_turns_across_workspaces(store: Store) -> None:
+    """One tenant's backlog (older, and larger than a batch) does not delay another's single
+    memory: the next claim takes the oldest memory of every workspace first."""
+    busy = store.ensure_workspace("busy").id
+    quiet = store.ensure_workspace("quiet").id
+    busy_ctx = new_context(store, busy, "bulk")
+    quiet_ctx = new_context(store, quiet, "notes")
+    backlog = [new_memory(busy_ctx.id, f"bulk {i}") for i in range(40)]
+    store.insert_memories(busy, backlog)
+    lone = new_memory(quiet_ctx.id, "the quiet tenant's one memory")
+    store.insert_memories(quiet, [lone])
+    lease = T0 + timedelta(minutes=5)
+
+    first = store.claim_embeddings("model-x", 4, T0, lease)
+    assert lone.id in {j.memory_id for j in first}
+    # Within a workspace the oldest still come first.
+    assert [j.memory_id for j in first if j.workspace_id == busy] == [r.id for r in backlog[:3]]
+    rest = store.claim_embeddings("model-x", 100, T0, lease)
+    assert {j.memory_id for j in rest} == {r.id for r in backlog[3:]}

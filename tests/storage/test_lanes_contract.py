@@ -155,6 +155,31 @@ def test_oauth_grants_are_taken_once_and_revoked_by_family(store: Store) -> None
     assert three is not None and three.revoked_at == T0
 
 
+def test_oauth_sweep_deletes_expired_grants_and_clients_never_used(store: Store) -> None:
+    def grant(name: str, client: str, expires: timedelta) -> OAuthGrant:
+        return OAuthGrant(
+            secret_hash=_hash(name), kind="consent", client_id=client, workspace_id=None,
+            key_id=None, scopes=[], params={}, family=name, expires_at=T0 + expires,
+            created_at=T0,
+        )  # fmt: skip
+
+    for client in ("idle", "used-long-ago", "in-use", "fresh"):
+        store.insert_oauth_client(client, {}, T0 if client != "fresh" else T0 + 2 * HOUR)
+    store.insert_oauth_grants(
+        [grant("old", "used-long-ago", HOUR), grant("live", "in-use", 5 * HOUR)]
+    )
+    # Grants that expired before the first cutoff go; clients registered before the second
+    # with no grant left go with them; a young client and one still in use stay.
+    assert store.sweep_oauth(T0 + 2 * HOUR, T0 + HOUR) == 3
+    assert store.get_oauth_grant(_hash("old")) is None
+    assert store.get_oauth_grant(_hash("live")) is not None
+    assert store.get_oauth_client("idle") is None
+    assert store.get_oauth_client("used-long-ago") is None
+    assert store.get_oauth_client("in-use") is not None
+    assert store.get_oauth_client("fresh") is not None
+    assert store.sweep_oauth(T0 + 2 * HOUR, T0 + HOUR) == 0
+
+
 def test_update_context_and_listing_counts(store: Store) -> None:
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "notes")

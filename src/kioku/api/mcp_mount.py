@@ -11,6 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
+from kioku.api.registration_limit import RegistrationGate
 from kioku.mcp import build_mcp
 from kioku.mcp.auth import token_principal
 from kioku.mcp.consent import ConsentPage
@@ -78,5 +79,6 @@ def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
         transport_security=transport_security(settings),
         max_request_body_size=settings.max_request_bytes,
     )
-    app.mount("/", PublicClientRevocation(http))
+    gated = RegistrationGate(http, per_hour=settings.oauth_registrations_per_hour)
+    app.mount("/", PublicClientRevocation(gated))
     return mcp

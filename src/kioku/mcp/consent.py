@@ -3,7 +3,10 @@ denies) the client the scopes it asked for, at most what the key's role permits.
 
 No cookie is set, so there is no session to ride: the form is bound to a one-time, ten-minute
 ticket and carries the key itself, which a cross-site attacker does not have. Everything the
-client chose (its name, scopes) is escaped before it is shown.
+client chose (its name, scopes, redirect URI) is escaped before it is shown, and the page names
+where the code will be sent (the host in large type) so a person can tell an unexpected
+destination. No page of it may be framed (``frame-ancestors 'none'``, ``X-Frame-Options``), so
+another site cannot overlay it to steal the click.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import html
 import secrets
 from datetime import datetime
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -29,6 +32,10 @@ _PAGE = """<!doctype html>
 <h1>Allow {client} to use your kioku memory?</h1>
 <p>It asks for: <strong>{scopes}</strong>. It will act as the workspace and role of the API key
 you enter here, never beyond them.</p>
+<p>If you allow it, the sign-in code is sent to<br>
+<strong id="redirect-host" style="font-size: 1.4rem">{host}</strong><br>
+<code id="redirect-uri" style="word-break: break-all">{redirect}</code><br>
+Deny if you do not recognise this address.</p>
 {error}
 <form method="post">
 <input type="hidden" name="ticket" value="{ticket}">
@@ -37,6 +44,25 @@ you enter here, never beyond them.</p>
 <p><button name="decision" value="allow">Allow</button>
 <button name="decision" value="deny" formnovalidate>Deny</button></p>
 </form></body></html>"""
+
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+"""On every answer of the consent page: no framing (clickjacking), no script or outside
+resource, and the ticket in its address never sent on as a referrer."""
+_EXPIRED = "<p>This sign-in link has expired or was used.</p>"
+
+
+def redirect_host(uri: str) -> str:
+    """What the page shows in large type: the host (and port) the code goes to, or, for a
+    native app's own scheme, ``scheme://``."""
+    parts = urlsplit(uri)
+    return parts.netloc or f"{parts.scheme}:"
 
 
 def granted_scopes(principal: Principal, asked: list[str]) -> list[str]:
@@ -60,8 +86,11 @@ class ConsentPage:
 
     async def handle(self, request: Request) -> Response:
         if request.method == "POST":
-            return await self._decide(request)
-        return await self._show(request.query_params.get("ticket", ""))
+            response = await self._decide(request)
+        else:
+            response = await self._show(request.query_params.get("ticket", ""))
+        response.headers.update(SECURITY_HEADERS)
+        return response
 
     async def _ticket(self, ticket: str) -> OAuthGrant | None:
         grant = await self.provider.run_sync(
@@ -75,23 +104,25 @@ class ConsentPage:
     async def _show(self, ticket: str, error: str = "", status: int = 200) -> Response:
         grant = await self._ticket(ticket)
         if grant is None:
-            return HTMLResponse("<p>This sign-in link has expired or was used.</p>", 400)
+            return HTMLResponse(_EXPIRED, 400)
         client = await self.provider.get_client(grant.client_id)
         name = (client.client_name if client else None) or grant.client_id
         page = _PAGE.format(
             client=html.escape(name),
             scopes=html.escape(", ".join(grant.scopes or SCOPES)),
             ticket=html.escape(ticket),
+            host=html.escape(redirect_host(grant.params["redirect_uri"])),
+            redirect=html.escape(grant.params["redirect_uri"]),
             error=f'<p role="alert" style="color:#b00">{html.escape(error)}</p>' if error else "",
         )
-        return HTMLResponse(page, status, headers={"Cache-Control": "no-store"})
+        return HTMLResponse(page, status)
 
     async def _decide(self, request: Request) -> Response:
         form = await request.form()
         ticket, key = str(form.get("ticket", "")), str(form.get("key", ""))
         grant = await self._ticket(ticket)
         if grant is None:
-            return HTMLResponse("<p>This sign-in link has expired or was used.</p>", 400)
+            return HTMLResponse(_EXPIRED, 400)
         redirect_uri, state = grant.params["redirect_uri"], grant.params.get("state")
         if form.get("decision") != "allow":
             await self._use_up(ticket)
@@ -107,7 +138,7 @@ class ConsentPage:
         if not scopes:
             return await self._show(ticket, "That key's role allows none of these scopes.", 403)
         if await self._use_up(ticket) is None:  # someone else used the ticket meanwhile
-            return HTMLResponse("<p>This sign-in link has expired or was used.</p>", 400)
+            return HTMLResponse(_EXPIRED, 400)
         code = "kac_" + secrets.token_urlsafe(32)
         now = self.provider.now()
         await self.provider.run_sync(

@@ -33,6 +33,7 @@ from pydantic import AnyUrl
 
 from kioku.errors import UnauthorizedError
 from kioku.mcp.auth import principal_claims
+from kioku.mcp.registration import check_registration, usable_redirect_uris
 from kioku.runtime import Runtime
 from kioku.service.keys import hash_key
 from kioku.storage.records import OAuthGrant
@@ -69,7 +70,10 @@ class KiokuOAuthProvider:
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         metadata = await self.run_sync(self.runtime().store.get_oauth_client, client_id)
-        return None if metadata is None else OAuthClientInformationFull.model_validate(metadata)
+        if metadata is None:
+            return None
+        # Only redirect URIs that may receive codes now (one stored under older rules is not).
+        return usable_redirect_uris(OAuthClientInformationFull.model_validate(metadata))
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         if client_info.token_endpoint_auth_method != "none":
@@ -78,6 +82,7 @@ class KiokuOAuthProvider:
                 error_description="kioku registers public clients only: use "
                 "token_endpoint_auth_method 'none' (with PKCE)",
             )
+        check_registration(client_info)
         metadata = client_info.model_dump(mode="json", exclude_none=True)
         assert client_info.client_id is not None
         await self.run_sync(
@@ -109,6 +114,13 @@ class KiokuOAuthProvider:
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> AuthorizationCode | None:
+        store = self.runtime().store
+        used = await self.run_sync(store.get_oauth_grant, hash_key(authorization_code))
+        if used is not None and used.kind == "code" and used.revoked_at is not None:
+            # A code presented again (RFC 6749 §4.1.2): someone kept a copy. Refuse it and
+            # end what its first exchange issued (the tokens share its family).
+            await self.run_sync(store.revoke_oauth_family, used.family, self.now())
+            return None
         grant = await self._live(authorization_code, "code", client)
         if grant is None:
             return None
@@ -128,7 +140,7 @@ class KiokuOAuthProvider:
         grant = await self.run_sync(
             store.take_oauth_grant, hash_key(authorization_code.code), "code", self.now()
         )
-        if grant is None or grant.revoked_at is not None:  # used twice: end what it made
+        if grant is None or grant.revoked_at is not None:  # two exchanges raced: end both
             if grant is not None:
                 await self.run_sync(store.revoke_oauth_family, grant.family, self.now())
             raise TokenError(error="invalid_grant", error_description="code already used")

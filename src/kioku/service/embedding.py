@@ -5,7 +5,10 @@ process dies: on start the worker picks up where the last one stopped. Work is *
 lease (``Store.claim_embeddings``): several replicas' workers on one database take different
 memories, and a crashed worker's claim runs out after its lease (``KIOKU_EMBED_LEASE_SECONDS``).
 It is bounded: past ``queue_limit`` pending memories, writers embed inline (back-pressure
-instead of unbounded lag).
+instead of unbounded lag). Each memory costs a bounded amount: only its first
+``EMBED_MAX_CHARS`` characters are embedded, each call has a wall-clock budget
+(``item_budget`` per memory; a memory over it is marked ``failed``, its reason logged), and
+claims take turns across workspaces, so no tenant's memories stall another's.
 """
 
 from __future__ import annotations
@@ -19,12 +22,16 @@ from datetime import timedelta
 from kioku.clock import Clock, system_clock
 from kioku.embeddings.base import Embedder
 from kioku.service import telemetry
+from kioku.service.deadline import DeadlineExceeded, call_within
 from kioku.storage.base import Store
 from kioku.storage.records import EmbeddingJob
 
 log = logging.getLogger(__name__)
 
 _BATCH = 32
+ITEM_BUDGET = timedelta(seconds=20)
+"""Default wall-clock budget to embed one memory (bounded to ``EMBED_MAX_CHARS``: the bundled
+model takes about a second on a busy core)."""
 EMBEDDING_LEASE = timedelta(seconds=60)
 """How long a claim on pending memories lasts by default: far longer than embedding one batch
 takes, short enough that a killed worker's batch is soon taken up by another."""
@@ -40,6 +47,7 @@ class EmbeddingScheduler:
         *,
         queue_limit: int = 10_000,
         lease: timedelta = EMBEDDING_LEASE,
+        item_budget: timedelta = ITEM_BUDGET,
         clock: Clock = system_clock,
     ) -> None:
         self.store = store
@@ -47,6 +55,7 @@ class EmbeddingScheduler:
         self.embedder = embedder
         self.queue_limit = queue_limit
         self.lease = lease
+        self.item_budget = item_budget
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -63,14 +72,17 @@ class EmbeddingScheduler:
         return landed
 
     def _embed_batch(self, jobs: Sequence[EmbeddingJob]) -> int:
+        texts = [job.text for job in jobs]
+        budget = self.item_budget.total_seconds() * len(jobs)
         try:
-            vectors = self.embedder.embed_documents([job.text for job in jobs])
-        except Exception:
+            vectors = call_within(
+                lambda: self.embedder.embed_documents(texts), budget, "kioku-embed-call"
+            )
+        except Exception as exc:
             if len(jobs) == 1:
-                log.exception("embedding failed for memory %s", jobs[0].memory_id)
-                self.store.mark_embedding_failed(jobs[0].workspace_id, [jobs[0].memory_id])
+                self._fail(jobs[0], exc)
                 return 0
-            # One bad text must not sink its neighbours: retry one by one.
+            # One bad (or slow) text must not sink its neighbours: retry one by one.
             return sum(self._embed_batch([job]) for job in jobs)
         groups: dict[tuple[str, str], list] = defaultdict(list)
         for job, vector in zip(jobs, vectors, strict=True):
@@ -79,6 +91,18 @@ class EmbeddingScheduler:
             self.store.store_embeddings(ws, ctx, self.embedder.name, items)
             for (ws, ctx), items in groups.items()
         )
+
+    def _fail(self, job: EmbeddingJob, exc: Exception) -> None:
+        """Give up on one memory: ``failed``, with the reason in the log (keyword search still
+        finds it; re-embedding the context tries again)."""
+        if isinstance(exc, DeadlineExceeded):
+            log.error(
+                "embedding failed for memory %s: over its time budget of %g s (%d characters)",
+                job.memory_id, self.item_budget.total_seconds(), len(job.text),
+            )  # fmt: skip
+        else:
+            log.error("embedding failed for memory %s: %r", job.memory_id, exc, exc_info=exc)
+        self.store.mark_embedding_failed(job.workspace_id, [job.memory_id])
 
     def claim(self, limit: int) -> list[EmbeddingJob]:
         """Lease up to ``limit`` pending memories to this worker for ``lease``."""

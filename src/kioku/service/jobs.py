@@ -1,4 +1,5 @@
-"""Background jobs that must run once per period across every replica (state sweep; Sleep next).
+"""Background jobs that must run once per period across every replica (state and OAuth sweeps,
+Sleep).
 
 Each replica of ``kioku serve`` runs a ``JobRunner``. On every tick it tries to *claim* each
 due job in the database (``Store.claim_job``: a conditional upsert that exactly one claimer
@@ -40,6 +41,24 @@ def sweep_expired_state(store: Store, every: timedelta) -> Job:
     """Delete expired state keys of every workspace (reads already hide them; this frees
     the space). The name is fixed: every replica claims the same job."""
     return Job("state-sweep", every, lambda now: store.sweep_state(None, None, now))
+
+
+GRANT_RETENTION = timedelta(days=1)
+"""How long an OAuth grant's row outlives its expiry (consent ticket 10 min, code 5 min,
+access token 1 h, refresh token 30 days): meanwhile a replayed code or rotated-out refresh
+token is still recognised, and ends its grant."""
+UNUSED_CLIENT_RETENTION = timedelta(hours=24)
+"""A registered OAuth client that holds no grant is deleted this long after registering: one
+never used, or whose every grant expired and was swept (it registers again)."""
+
+
+def sweep_oauth(store: Store, every: timedelta) -> Job:
+    """Delete expired OAuth grants and registered clients that hold none (retention above)."""
+    return Job(
+        "oauth-sweep",
+        every,
+        lambda now: store.sweep_oauth(now - GRANT_RETENTION, now - UNUSED_CLIENT_RETENTION),
+    )
 
 
 def replica_name() -> str:

@@ -104,6 +104,12 @@ class Store(SleepStore, ConnectorStore, Protocol):
 
     def revoke_oauth_grant(self, secret_hash: str, now: datetime) -> bool: ...
 
+    def sweep_oauth(self, expired_before: datetime, unused_since: datetime) -> int:
+        """Delete grants (consent tickets, codes, tokens) that expired before
+        ``expired_before``, then clients registered before ``unused_since`` that hold no grant
+        at all; returns how many rows went."""
+        ...
+
     # -- contexts
     def insert_context(self, workspace_id: str, row: ContextRow) -> ContextRow:
         """Insert a context; raises ``ConflictError`` on a duplicate name."""
@@ -322,7 +328,10 @@ class Store(SleepStore, ConnectorStore, Protocol):
         self, model: str, limit: int, now: datetime, until: datetime
     ) -> list[EmbeddingJob]:
         """Like ``pending_embeddings``, but leased to the caller until ``until``: no other
-        claim returns these memories before then (a crashed worker's lease just runs out)."""
+        claim returns these memories before then (a crashed worker's lease just runs out).
+        Taken round robin across workspaces, oldest first within each: every workspace's
+        oldest claimable memory comes before any workspace's second, so one tenant's backlog
+        delays another tenant's memory by at most one claim."""
         ...
 
     def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:

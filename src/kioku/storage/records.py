@@ -297,9 +297,19 @@ class MemoryChanges:
     text_changed: bool = False
 
 
+EMBED_MAX_CHARS = 2048
+"""How much of a memory is embedded: its summary, then its content, cut after this many
+characters (about 500 English tokens, one or two 512-token windows of the bundled model; up to
+about four windows of Japanese). The cost of embedding one memory is bounded by it, whatever
+its size; the whole text stays searchable through the lexical (BM25) leg, which indexes all of
+it (docs/concepts.md, "What is embedded")."""
+
+
 def embedding_text(summary: str, content: str) -> str:
-    """The text a memory is embedded from: its summary, then its content."""
-    return f"{summary}\n{content}" if content else summary
+    """The text a memory is embedded from: its summary, then its content, at most
+    ``EMBED_MAX_CHARS`` characters of them."""
+    text = f"{summary}\n{content}" if content else summary
+    return text[:EMBED_MAX_CHARS]
 
 
 @dataclass(frozen=True)

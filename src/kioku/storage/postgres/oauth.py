@@ -101,3 +101,15 @@ class PostgresOAuthLane:
                     (now, secret_hash),
                 ).rowcount
             )
+
+    def sweep_oauth(self, expired_before: datetime, unused_since: datetime) -> int:
+        with self.db.transaction(ALL_WORKSPACES) as conn:
+            grants = conn.execute(
+                "DELETE FROM oauth_grants WHERE expires_at < %s", (expired_before,)
+            ).rowcount
+            clients = conn.execute(
+                "DELETE FROM oauth_clients c WHERE c.created_at < %s AND NOT EXISTS ("
+                "SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id)",
+                (unused_since,),
+            ).rowcount
+        return grants + clients

@@ -101,3 +101,15 @@ class SQLiteOAuthLane:
                     (encode_time(now), secret_hash),
                 ).rowcount
             )
+
+    def sweep_oauth(self, expired_before: datetime, unused_since: datetime) -> int:
+        with self.db.write() as conn:
+            grants = conn.execute(
+                "DELETE FROM oauth_grants WHERE expires_at < ?", (encode_time(expired_before),)
+            ).rowcount
+            clients = conn.execute(
+                "DELETE FROM oauth_clients WHERE created_at < ? AND NOT EXISTS ("
+                "SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)",
+                (encode_time(unused_since),),
+            ).rowcount
+        return grants + clients
