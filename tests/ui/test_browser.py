@@ -211,7 +211,7 @@ def test_an_owner_uses_every_page(server: tuple[str, dict[str, str]], page: Page
     page.get_by_label("Phases").select_option("full")
     page.get_by_role("button", name="Run Sleep now").click()
     expect(page.locator("#run-status")).to_have_text("done")
-    expect(page.locator("table", has_text="Actions")).to_contain_text("supersede")
+    expect(page.locator("#run-changes")).to_contain_text("Merged «The team offsite is in Kyoto")
     shoot(page, "sleep-run")
     page.get_by_role("button", name="Roll back this run").click()
     expect(page.locator("#run-status")).to_have_text("rolled_back")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kioku.models import ContextCreate, MemoryCreate, StateSet
+from kioku.models import ContextCreate, MemoryCreate, RecallRequest, StateSet
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
 from tests.conftest import ManualClock
@@ -341,3 +341,40 @@ def test_a_malformed_parameter_is_named_on_a_page(owner: Browser) -> None:
     assert response.status_code == 422 and "depth" in response.text
     assert "text/html" in response.headers["content-type"]
     assert owner.get("/ui/no/such/page").status_code == 404
+
+
+def changes_of(page: str) -> str:
+    """The text of the run page's "What this run changed" list, tags stripped."""
+    found = re.search(r'<ol id="run-changes" class="changes">(.*?)</ol>', page, re.S)
+    assert found, page
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", found.group(1)))
+
+
+def test_a_sleep_run_says_what_changed_in_words(owner: Browser) -> None:
+    add(owner, "default", summary="The staging database listens on port 5433", tags="infra")
+    add(owner, "default", summary="The staging database listens on port 5433", tags="db")
+    run = owner.post("/ui/contexts/default/sleep", {"mode": "full"}).headers["location"]
+    report = owner.get(run)
+    said = changes_of(report.text)
+    assert (
+        "Merged «The staging database listens on port 5433» into "
+        "«The staging database listens on port 5433»" in said
+    )
+    assert re.search(r"Tags of «The staging database listens on port 5433»: \w+ → \w+, \w+", said)
+    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", said)  # summaries, not UUIDs
+    assert "merge: 2 considered, 1 merged" in report.text  # the summary in words, not JSON
+
+
+def test_routine_decay_is_one_line_not_one_per_edge(
+    owner: Browser, secured: Runtime, owner_principal: Principal, clock: ManualClock
+) -> None:
+    for summary in ("Alice drinks tea", "Alice drinks green tea", "Bob drinks coffee"):
+        add(owner, "default", summary=summary)
+    for query in ("alice tea", "drinks", "tea coffee"):  # co-retrieval makes Hebbian edges
+        secured.recall.recall(owner_principal, "default", RecallRequest(query=query))
+    clock.advance(seconds=3600)  # an hour unused: each edge decays a little
+    run = owner.post("/ui/contexts/default/sleep", {"mode": "edges_only"}).headers["location"]
+    said = changes_of(owner.get(run).text)
+    decayed = re.search(r"(\d+) associations? decayed slightly", said)
+    assert decayed and int(decayed.group(1)) >= 2, said
+    assert "Association «" not in said  # none listed one by one

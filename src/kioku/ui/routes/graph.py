@@ -20,7 +20,7 @@ def graph_data(centre: Any, neighbours: list[Any], edges: list[Any]) -> dict[str
     nodes = [{"id": centre.id, "label": centre.summary, "hops": 0, "tier": centre.trust_tier}]
     nodes += [
         {"id": n.id, "label": n.summary, "hops": n.hops, "tier": n.trust_tier,
-         "activation": round(n.activation, 4)}
+         "activation": round(n.activation, 4), "parent": n.path[-2] if len(n.path) > 1 else None}
         for n in neighbours
     ]  # fmt: skip
     weight = {edge.memory_id: edge.weight for edge in edges}

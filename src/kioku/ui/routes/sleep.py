@@ -6,14 +6,17 @@ There is no operation that lists every run, so the context's page shows its last
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, NotFoundError
 from kioku.models.sleep import SleepRequest
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
 from kioku.ui.forms import FormError, status_of, validated
 from kioku.ui.render import page
+from kioku.ui.sleep_words import ROUTINE_DECAY, summary_words, tell
 
 router = APIRouter()
 
@@ -53,11 +56,39 @@ def run_page(
     report = runtime.sleep.sleep_report(who.principal, run_id)
     context = runtime.contexts.get_context(who.principal, report.context_id)
     latest = runtime.stats.stats(who.principal, context.id).last_sleep_run_id
+    names: dict[str, str] = {}
+
+    def summary_of(memory_id: str) -> str:
+        """A memory's summary, cut to a line; one the run erased (or rolled back) says so."""
+        if memory_id not in names:
+            try:
+                memory = runtime.memories.get_memory(
+                    who.principal, context.id, memory_id, include_deleted=True
+                )
+                names[memory_id] = _clip(memory.summary, 80)
+            except NotFoundError:
+                names[memory_id] = "a memory since erased"
+        return names[memory_id]
+
     return page(
         request, "sleep_run.html", title=f"Sleep run {report.started_at:%Y-%m-%d %H:%M}",
         viewer=who, status=status, context=context, report=report, notice=notice, error=error,
         can_roll_back=report.status == "done" and latest == report.run_id,
+        told=tell(report.actions, summary_of), summary=summary_words(report.summary),
+        routine_decay=ROUTINE_DECAY, changed=changed_fields,
     )  # fmt: skip
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def changed_fields(before: Any, after: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Only the fields an action changed (the rest of the logged row is the same)."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return before, after
+    keys = [k for k in {*before, *after} if before.get(k) != after.get(k) and k != "updated_at"]
+    return {k: before.get(k) for k in keys}, {k: after.get(k) for k in keys}
 
 
 @router.get("/sleep/{run_id}")
