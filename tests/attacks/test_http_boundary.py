@@ -5,15 +5,13 @@ requests on every route family, secrets in the access log, file modes of the dat
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.attacks.conftest import Target, bearer, create_key
+from tests.attacks.conftest import Target, create_key
 from tests.e2e.conftest import running_server
 
 REBIND = "rebind.attacker.example"
@@ -131,4 +129,48 @@ def test_allowed_hosts_admit_the_proxy_names_and_no_other(proxied: Target) -> No
     assert same.status_code == 201, same.text
 
 
-_ = (re, Path, bearer)
+# -- secrets in the access log (issue 18, item 8) ------------------------------------------
+
+
+def secret_shapes(key: str) -> list[str]:
+    """Request targets carrying ``key`` as clients (mis)send it: named parameters, a path,
+    an unnamed parameter, percent-encoded."""
+    encoded = key.replace("_", "%5F").replace("-", "%2D")
+    return [
+        f"/api/v1/contexts?apikey={key}",
+        f"/api/v1/contexts?api_key={key}",
+        f"/api/v1/contexts?key={key}",
+        f"/api/v1/contexts?auth={key}",
+        f"/api/v1/contexts?bearer={key}",
+        f"/api/v1/contexts?session={key}",
+        f"/api/v1/contexts?token={key}",
+        f"/api/v1/contexts?access_token={key}",
+        f"/api/v1/contexts?Authorization=Bearer%20{key}",
+        f"/api/v1/contexts?limit=5&X-Api-Key={key}",
+        f"/api/v1/contexts/{key}",
+        f"/ui/{key}/memories",
+        f"/mcp/{key}",
+        f"/api/v1/contexts?q={key}",
+        f"/api/v1/contexts?q={encoded}",
+        f"/api/v1/contexts?q=x%20{key}%20y",
+    ]
+
+
+def test_no_secret_reaches_the_access_log(secured: Target) -> None:
+    real = secured.keys["viewer"]
+    invented = ["kk_" + "A1b2-C3d4_" * 4 + "xyz", "kat_" + "Q" * 43, "krt_" + "r-" * 21 + "r",
+                "kac_" + "c" * 43, "kct_" + "t_" * 21 + "t"]  # fmt: skip
+    session = "sNqAq8Xc0zLrJ3u5Vd9xWmT4eYb2hK7gP1oF6iRjQwE"  # the shape of a UI session id
+    sent = 0
+    for key in [real, *invented]:
+        for target in secret_shapes(key):
+            httpx.get(f"{secured.base}{target}", headers={"Host": "127.0.0.1"}, timeout=60)
+            sent += 1
+    httpx.get(f"{secured.base}/ui/?session={session}&csrf={session[::-1]}", timeout=60)
+    log = secured.log()
+    for key in [real, *invented, session, session[::-1]]:
+        assert key not in log
+        assert key[4:20] not in log  # not even the part after the prefix
+        assert key[4:20].replace("-", "%2D").replace("_", "%5F") not in log
+    assert log.count("[redacted]") >= sent, log[-3000:]
+    assert "GET /api/v1/contexts?limit=5&X-Api-Key=[redacted]" in log
