@@ -5,13 +5,15 @@ requests on every route family, secrets in the access log, file modes of the dat
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.attacks.conftest import Target, create_key
+from tests.attacks.conftest import Target, cli, create_key
 from tests.e2e.conftest import running_server
 
 REBIND = "rebind.attacker.example"
@@ -174,3 +176,51 @@ def test_no_secret_reaches_the_access_log(secured: Target) -> None:
         assert key[4:20].replace("-", "%2D").replace("_", "%5F") not in log
     assert log.count("[redacted]") >= sent, log[-3000:]
     assert "GET /api/v1/contexts?limit=5&X-Api-Key=[redacted]" in log
+
+
+# -- file modes (issue 18, item 10) ----------------------------------------------------------
+
+
+def modes(folder: Path) -> dict[str, int]:
+    """Every file and folder under ``folder`` (itself included): its permission bits."""
+    found = {".": stat.S_IMODE(folder.stat().st_mode)}
+    for path in folder.rglob("*"):
+        found[str(path.relative_to(folder))] = stat.S_IMODE(path.stat().st_mode)
+    return found
+
+
+def assert_private(folder: Path) -> None:
+    for name, mode in modes(folder).items():
+        wanted = 0o700 if (folder / name).is_dir() else 0o600
+        assert mode == wanted, (name, oct(mode))
+
+
+def test_the_database_its_journal_and_the_vector_cache_are_private(tmp_path: Path) -> None:
+    store = tmp_path / "fresh" / "store"  # neither folder exists yet: kioku makes both
+    env = {"KIOKU_DATABASE_URL": f"sqlite:///{store / 'kioku.db'}", "KIOKU_EMBED_ASYNC": "false"}
+    with running_server(tmp_path, "--dev", env=env) as base:
+        for n in range(3):
+            note = {"summary": f"private note {n}", "content": "the door code is 4711"}
+            created = httpx.post(f"{base}/api/v1/contexts/default/memories", json=note, timeout=60)
+            assert created.status_code == 201, created.text
+        assert httpx.post(f"{base}/api/v1/contexts/default/recall", json={"query": "door code"},
+                          timeout=60).status_code == 200  # fmt: skip
+        assert {"kioku.db", "kioku.db-wal", "kioku.db-shm"} <= set(modes(store))
+        assert_private(tmp_path / "fresh")
+    names = set(modes(store))
+    assert any(name.endswith(".npz") for name in names), names  # the cache, written on stop
+    assert_private(tmp_path / "fresh")
+
+
+def test_files_left_open_by_an_older_kioku_are_tightened(tmp_path: Path) -> None:
+    cli(tmp_path, "remember", "a note to cache")
+    cache = tmp_path / "kioku.db.vectors"
+    cache.mkdir(exist_ok=True)
+    (cache / "stale.npz").write_bytes(b"not a cache")
+    for path in (tmp_path / "kioku.db", cache / "stale.npz"):
+        path.chmod(0o644)
+    cache.chmod(0o755)
+    cli(tmp_path, "contexts", "list")
+    assert stat.S_IMODE((tmp_path / "kioku.db").stat().st_mode) == 0o600
+    assert stat.S_IMODE((cache / "stale.npz").stat().st_mode) == 0o600
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
