@@ -47,6 +47,10 @@ class Settings(BaseSettings):
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Host names the server answers to besides the loopback names, the bound address and the
     host of ``public_url`` (comma-separated in ``KIOKU_ALLOWED_HOSTS``); any other Host: 421."""
+    shutdown_seconds: float = Field(default=10, gt=0)
+    """On SIGTERM/SIGINT, how long requests in flight get to finish before they are cancelled;
+    background and inline embedding stop after their current batch, and the process is gone
+    at most this long again after that (see docs/security.md)."""
     rate_limit_per_minute: int = 600
     """Requests per minute per API key (and per client address); 0 turns limiting off."""
     rate_limit_burst: int = 120

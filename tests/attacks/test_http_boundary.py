@@ -5,7 +5,14 @@ requests on every route family, secrets in the access log, file modes of the dat
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import sqlite3
 import stat
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +21,7 @@ import httpx
 import pytest
 
 from tests.attacks.conftest import Target, cli, create_key
-from tests.e2e.conftest import running_server
+from tests.e2e.conftest import free_port, kioku_env, running_server
 
 REBIND = "rebind.attacker.example"
 MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -224,3 +231,75 @@ def test_files_left_open_by_an_older_kioku_are_tightened(tmp_path: Path) -> None
     assert stat.S_IMODE((tmp_path / "kioku.db").stat().st_mode) == 0o600
     assert stat.S_IMODE((cache / "stale.npz").stat().st_mode) == 0o600
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+
+
+# -- holding resources (issue 18, item 11) ---------------------------------------------------
+
+
+def test_get_mcp_is_405_not_an_open_stream(dev: Target, secured: Target) -> None:
+    for target in (dev, secured):
+        answer = httpx.get(f"{target.base}/mcp", headers={"Accept": "text/event-stream"},
+                           timeout=httpx.Timeout(10.0))  # fmt: skip
+        assert answer.status_code == 405, answer.text
+        assert answer.headers["allow"] == "POST"
+    listed = httpx.post(f"{dev.base}/mcp", json=TOOLS_LIST, headers=MCP_ACCEPT, timeout=60)
+    assert listed.status_code == 200  # POST, the endpoint's one method, still answers
+
+
+def slow_batches(base: str, count: int) -> list[threading.Thread]:
+    """``count`` requests in flight, each embedding 100 long memories inline."""
+    text = " ".join(f"word{n} of a long memory about the quarterly plan" for n in range(120))
+    items = [{"summary": f"slow {n}", "content": text} for n in range(100)]
+
+    def post() -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(f"{base}/api/v1/contexts/default/memories/batch",
+                       json={"items": items, "atomic": True}, timeout=300)  # fmt: skip
+
+    threads = [threading.Thread(target=post, daemon=True) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def test_sigterm_ends_a_busy_server_within_its_deadline(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**kioku_env(tmp_path), "KIOKU_EMBED_ASYNC": "false", "KIOKU_SHUTDOWN_SECONDS": "3"}
+    with (tmp_path / "serve.log").open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kioku.cli", "serve", "--dev", "--port", str(port)],
+            env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(base, process)
+            slow_batches(base, 6)
+            time.sleep(3)  # the batches are being embedded
+            process.send_signal(signal.SIGTERM)
+            stopped = time.monotonic()
+            process.wait(timeout=60)
+            took = time.monotonic() - stopped
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    log_text = (tmp_path / "serve.log").read_text()
+    assert took < 3 + 5 + 2, (took, log_text[-2000:])  # shutdown_seconds + grace, and slack
+    # Nothing half written: each atomic batch landed whole or not at all, and the database
+    # opens and answers again.
+    with running_server(tmp_path, "--dev", log_name="again.log") as again:
+        stats = httpx.get(f"{again}/api/v1/contexts/default/stats", timeout=60).json()
+    assert stats["memories"] % 100 == 0, stats  # pending embeddings are taken up again
+    check = sqlite3.connect(tmp_path / "kioku.db").execute("PRAGMA integrity_check").fetchone()
+    assert check == ("ok",)
+
+
+def wait_healthy(base: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the server exited"
+        with contextlib.suppress(httpx.TransportError):
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(base)

@@ -11,6 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
+from kioku.api.mcp_get import NoListenStream
 from kioku.mcp import build_mcp
 from kioku.mcp.auth import token_principal
 from kioku.mcp.consent import ConsentPage
@@ -63,5 +64,5 @@ def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
         transport_security=_NO_SDK_HOST_CHECK,
         max_request_body_size=settings.max_request_bytes,
     )
-    app.mount("/", PublicClientRevocation(http))
+    app.mount("/", PublicClientRevocation(NoListenStream(http, MCP_PATH)))
     return mcp

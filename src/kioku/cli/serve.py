@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 
 import typer
 
@@ -36,6 +37,7 @@ def serve(
 
     from kioku.api import create_app
     from kioku.api.logs import uvicorn_log_config
+    from kioku.cli.shutdown import DeadlineServer
 
     if dev and not is_loopback(host):
         err_console.print(
@@ -61,10 +63,15 @@ def serve(
             "  API keys required (Authorization: Bearer kk_...); create one with "
             "`kioku keys create NAME --role owner`"
         )
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings),
         host=host,
         port=port,
         log_level="info",
         log_config=uvicorn_log_config(),
+        timeout_graceful_shutdown=math.ceil(settings.shutdown_seconds),
     )
+    server = DeadlineServer(config, settings.shutdown_seconds)
+    server.run()
+    if not server.started:
+        raise typer.Exit(3)  # uvicorn has logged why (the port is taken, ...)
