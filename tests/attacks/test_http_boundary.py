@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.attacks.conftest import Target, cli, create_key
+from tests.attacks.conftest import Target, bearer, cli, create_key
 from tests.e2e.conftest import free_port, kioku_env, running_server
 
 REBIND = "rebind.attacker.example"
@@ -303,3 +303,30 @@ def wait_healthy(base: str, process: subprocess.Popen[bytes]) -> None:
                 return
         time.sleep(0.2)
     raise TimeoutError(base)
+
+
+def anonymous_refusals(data: Path) -> list[tuple[str, str]]:
+    """The refused-key audit rows nobody could be identified for, as the operator reads them
+    (they belong to no workspace, so no API lists them): (channel, detail)."""
+    with contextlib.closing(sqlite3.connect(data / "kioku.db")) as db:
+        return db.execute(
+            "SELECT channel, detail FROM audit_events WHERE actor = 'anonymous' ORDER BY seq"
+        ).fetchall()
+
+
+def test_invented_keys_cannot_grow_the_audit_log_per_request(secured: Target) -> None:
+    before = len(anonymous_refusals(secured.data))
+    refused = 0
+    for n in range(60):
+        invented = bearer(f"kk_invented{n:04d}" + "x" * 32)
+        rest = httpx.get(f"{secured.base}/api/v1/contexts", headers=invented, timeout=60)
+        mcp = httpx.post(f"{secured.base}/mcp", json=TOOLS_LIST,
+                         headers={**invented, **MCP_ACCEPT}, timeout=60)  # fmt: skip
+        refused += (rest.status_code == 401) + (mcp.status_code == 401)
+    assert refused == 120
+    rows = anonymous_refusals(secured.data)[before:]
+    # One row per channel per minute, however many keys were invented (a minute boundary
+    # crossed during the test may add one more per channel).
+    assert 1 <= len(rows) <= 4, rows
+    assert {channel for channel, _ in rows} <= {"rest", "mcp"}
+    assert all('"refusals"' in detail for _, detail in rows)
