@@ -32,7 +32,7 @@ def port_of(target: Target) -> str:
     return target.base.rsplit(":", 1)[1]
 
 
-def every_route(target: Target) -> list[tuple[str, str, dict[str, Any]]]:
+def every_route() -> list[tuple[str, str, dict[str, Any]]]:
     """One request per route family: (method, path, httpx keyword arguments)."""
     return [
         ("GET", "/health", {}),
@@ -68,7 +68,7 @@ def assert_misdirected(response: httpx.Response) -> None:
 
 
 def test_dev_server_answers_no_foreign_host_on_any_route(dev: Target) -> None:
-    for method, path, kwargs in every_route(dev):
+    for method, path, kwargs in every_route():
         assert_misdirected(send(dev, method, path, REBIND, **kwargs))
         assert_misdirected(send(dev, method, path, f"{REBIND}:{port_of(dev)}", **kwargs))
     # Nothing was written through the rebound name, and no UI session was issued.
@@ -94,7 +94,7 @@ def test_dev_server_refuses_lookalike_and_malformed_hosts(dev: Target) -> None:
 def test_cross_site_origin_cannot_write_or_sign_in(dev: Target) -> None:
     local = f"127.0.0.1:{port_of(dev)}"
     for origin in (f"http://{REBIND}", "null", "https://evil.example:8765"):
-        for method, path, kwargs in every_route(dev):
+        for method, path, kwargs in every_route():
             if method == "GET":
                 continue
             headers = {**kwargs.get("headers", {}), "Origin": origin}
@@ -109,7 +109,7 @@ def test_cross_site_origin_cannot_write_or_sign_in(dev: Target) -> None:
 
 
 def test_secured_server_answers_no_foreign_host_even_with_a_key(secured: Target) -> None:
-    for method, path, kwargs in every_route(secured):
+    for method, path, kwargs in every_route():
         assert_misdirected(send(secured, method, path, REBIND, "owner", **kwargs))
     assert send(secured, "GET", "/api/v1/contexts", "localhost", "owner").status_code == 200
 
@@ -128,7 +128,7 @@ def test_allowed_hosts_admit_the_proxy_names_and_no_other(proxied: Target) -> No
     for host in ("memory.example.test", "other.example.test:443", "localhost"):
         answer = send(proxied, "GET", "/api/v1/contexts", host, "owner")
         assert answer.status_code == 200, (host, answer.text)
-    for method, path, kwargs in every_route(proxied):
+    for method, path, kwargs in every_route():
         assert_misdirected(send(proxied, method, path, REBIND, "owner", **kwargs))
     write = ("POST", "/api/v1/contexts/default/memories", "memory.example.test", "owner")
     cross = send(proxied, *write, json={"summary": "x"}, headers={"Origin": "https://evil.example"})
