@@ -119,7 +119,7 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     """``kioku serve`` behind a proxy that forwards ``Host: memory.example.test``."""
     data = tmp_path_factory.mktemp("attacks-proxied")
     key = create_key(data, "owner", "--role", "owner")
-    env = {"KIOKU_ALLOWED_HOSTS": "memory.example.test, other.example.test"}
+    env = {"KIOKU_ALLOWED_HOSTS": "memory.example.test, other.example.test:443"}
     with running_server(data, env=env) as base:
         yield Target(base, data, {"owner": key})
 

@@ -38,7 +38,8 @@ def allowed_host_names(settings: Settings) -> frozenset[str]:
         names.add(_bare(settings.host))
     if settings.public_url and (public := urlsplit(settings.public_url).hostname):
         names.add(_bare(public))
-    names.update(_bare(name) for name in settings.allowed_hosts if name.strip())
+    # An entry may carry a port (``memory.example.com:443``): names are matched without it.
+    names.update(host_name(name) or _bare(name) for name in settings.allowed_hosts if name.strip())
     return frozenset(names)
 
 
