@@ -40,6 +40,8 @@ def make_settings(tmp_path: Path, **overrides: object) -> Settings:
         "database_url": f"sqlite:///{tmp_path / 'kioku.db'}",
         "embed_async": False,
         "dev": True,  # no key needed, as `kioku serve --dev`; auth tests send keys
+        # httpx's in-process clients send Host: testserver; the product answers loopback only.
+        "allowed_hosts": ["testserver"],
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from platformdirs import user_data_dir
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 def default_database_url() -> str:
@@ -48,6 +48,13 @@ class Settings(BaseSettings):
     """Loopback only, no keys: requests without a key act as the default workspace's owner."""
     public_url: str | None = None
     """The URL clients reach this server at (OAuth metadata); default http://host:port."""
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Host names the server answers to besides the loopback names, the bound address and the
+    host of ``public_url`` (comma-separated in ``KIOKU_ALLOWED_HOSTS``); any other Host: 421."""
+    shutdown_seconds: float = Field(default=10, gt=0)
+    """On SIGTERM/SIGINT, how long requests in flight get to finish before they are cancelled;
+    background and inline embedding stop after their current batch, and the process is gone
+    at most this long again after that (see docs/security.md)."""
     rate_limit_per_minute: int = 600
     """Requests per minute per API key (and per client address); 0 turns limiting off."""
     rate_limit_burst: int = 120
@@ -93,6 +100,13 @@ class Settings(BaseSettings):
     sleep_llm_api_key: str = ""
     sleep_llm_max_calls: int = 20
     """Chat calls per Sleep run, at most."""
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        return (
+            [n.strip() for n in value.split(",") if n.strip()] if isinstance(value, str) else value
+        )
 
     @property
     def base_url(self) -> str:

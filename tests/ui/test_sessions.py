@@ -265,7 +265,9 @@ def test_a_dev_server_offers_the_local_owner_and_a_keyed_one_does_not(
         from anyio.from_thread import start_blocking_portal
 
         with start_blocking_portal() as portal:
-            local = Browser(portal, create_app(runtime=dev_runtime, with_mcp=False), "http://t")
+            local = Browser(
+                portal, create_app(runtime=dev_runtime, with_mcp=False), "http://testserver"
+            )
             page = local.get("/ui/signin")
             assert "Continue as the local owner" in page.text
             token = SIGNIN_TOKEN.search(page.text)

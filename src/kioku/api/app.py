@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from kioku._version import __version__
 from kioku.api.docs_pages import install_docs_pages
 from kioku.api.errors import ERROR_RESPONSES, install_error_handlers
+from kioku.api.hosts import HostGuard, allowed_host_names
 from kioku.api.limits import BodySizeLimit
 from kioku.api.metrics import Metrics, RequestMetrics, metrics_endpoint
 from kioku.api.ratelimit import RateLimit
@@ -105,5 +106,7 @@ def create_app(
         per_minute=settings.effective_rate_limit_per_minute,
         burst=settings.rate_limit_burst,
     )
-    app.add_middleware(RequestMetrics, metrics=metrics)  # outermost: sees the 429s too
+    # Every route (REST, UI, /mcp, OAuth, /health, /metrics) answers its own names only.
+    app.add_middleware(HostGuard, allowed=allowed_host_names(settings))
+    app.add_middleware(RequestMetrics, metrics=metrics)  # outermost: counts 421s and 429s too
     return app

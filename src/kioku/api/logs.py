@@ -1,5 +1,6 @@
-"""Access-log hygiene: secrets that travel in query strings (OAuth consent tickets and codes)
-are redacted before uvicorn writes the request line."""
+"""Log hygiene: a kioku secret never reaches a log line in clear, wherever it travels in a
+request line (path, query, percent-encoded or not), and neither does the value of a query
+parameter whose name says it is a credential."""
 
 from __future__ import annotations
 
@@ -8,32 +9,60 @@ import logging
 import re
 from typing import Any
 
+REDACTED = "[redacted]"
+# Every secret kioku issues is a prefix and 256 random bits, url-safe base64 (43 characters):
+# API keys kk_, OAuth consent tickets kct_, codes kac_, access tokens kat_, refresh tokens krt_.
+_PREFIXES = ("kk_", "kct_", "kac_", "kat_", "krt_")
+_BODY_CHARS = "A-Za-z0-9_-"
+
+
+def _encodable(char: str) -> str:
+    """A regex for ``char`` written plain or percent-encoded (``_`` or ``%5F``)."""
+    return f"(?:{re.escape(char)}|%{ord(char):02X})"
+
+
+_SECRET_SHAPE = re.compile(
+    "(?:"
+    + "|".join("".join(_encodable(c) for c in prefix) for prefix in _PREFIXES)
+    + f")(?:[{_BODY_CHARS}]|%[0-9A-Fa-f]{{2}}){{16,}}",
+    re.IGNORECASE,
+)
+# A query (or form-like) parameter whose name says credential: its value goes, whatever it is.
 _SECRET_PARAMS = re.compile(
-    r"\b(ticket|code|token|access_token|refresh_token|key|api_key)=[^&\s\"]+", re.IGNORECASE
+    r"(?<![^?&;/\s\"])([^=&;?/\s\"]*(?:key|token|secret|auth|bearer|session|passw|ticket|code"
+    r"|csrf|credential|signature)[^=&;?\s\"]*)=[^&;\s\"]*",
+    re.IGNORECASE,
 )
 
 
 def redact(text: str) -> str:
-    """``/oauth/consent?ticket=kct_x`` → ``/oauth/consent?ticket=[redacted]``."""
-    return _SECRET_PARAMS.sub(r"\1=[redacted]", text)
+    """``/oauth/consent?ticket=kct_x`` → ``/oauth/consent?ticket=[redacted]``;
+    ``/api/v1/kk_abc…`` → ``/api/v1/[redacted]``."""
+    text = _SECRET_PARAMS.sub(rf"\1={REDACTED}", text)
+    return _SECRET_SHAPE.sub(REDACTED, text)
 
 
 class RedactSecrets(logging.Filter):
-    """A logging filter for ``uvicorn.access`` records (their path is one of ``record.args``)."""
+    """A logging filter for every handler: ``uvicorn.access`` records carry the request line in
+    ``record.args``; other records (uvicorn's errors, kioku's own lines) may quote one in
+    their message or arguments."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
         if isinstance(record.args, tuple):
             record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
         return True
 
 
 def uvicorn_log_config() -> dict[str, Any]:
-    """uvicorn's default logging configuration with the access log redacted."""
+    """uvicorn's default logging configuration with every handler redacted."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
     config.setdefault("filters", {})["redact"] = {"()": RedactSecrets}
-    config["handlers"]["access"]["filters"] = ["redact"]
+    for handler in config["handlers"].values():
+        handler["filters"] = ["redact"]
     # kioku's own lines (background jobs, worker errors) in the same format as uvicorn's.
     config["loggers"]["kioku"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
     return config

@@ -11,6 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
+from kioku.api.mcp_get import NoListenStream
 from kioku.api.registration_limit import RegistrationGate
 from kioku.mcp import build_mcp
 from kioku.mcp.auth import token_principal
@@ -21,24 +22,9 @@ from kioku.runtime import Runtime
 from kioku.settings import Settings
 
 MCP_PATH = "/mcp"
-_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
-
-
-def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """DNS-rebinding protection: only requests addressed to this server's own host names.
-
-    A web page in the user's browser must not be able to reach a loopback MCP server through
-    a hostile DNS name, so the Host and Origin headers are checked against the served host.
-    """
-    hosts: list[str] = list(_LOOPBACK)
-    if settings.host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
-        hosts.append(settings.host)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[*hosts, *(f"{host}:*" for host in hosts)],
-        allowed_origins=[f"{scheme}://{host}{port}" for scheme in ("http", "https")
-                         for host in hosts for port in ("", ":*")],
-    )  # fmt: skip
+# Host and Origin are checked for every route by ``kioku.api.hosts.HostGuard`` (one rule for
+# REST, the UI and /mcp), so the SDK's own check is off; it still checks POST's Content-Type.
+_NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
@@ -76,9 +62,11 @@ def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
-        transport_security=transport_security(settings),
+        transport_security=_NO_SDK_HOST_CHECK,
         max_request_body_size=settings.max_request_bytes,
     )
-    gated = RegistrationGate(http, per_hour=settings.oauth_registrations_per_hour)
+    gated = RegistrationGate(
+        NoListenStream(http, MCP_PATH), per_hour=settings.oauth_registrations_per_hour
+    )
     app.mount("/", PublicClientRevocation(gated))
     return mcp

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 import socket
 
 import typer
@@ -50,6 +51,7 @@ def serve(
 
     from kioku.api import create_app
     from kioku.api.logs import uvicorn_log_config
+    from kioku.cli.shutdown import DeadlineServer
     from kioku.runtime import open_runtime
 
     if dev and not is_loopback(host):
@@ -89,13 +91,18 @@ def serve(
             "  API keys required (Authorization: Bearer kk_...); create one with "
             "`kioku keys create NAME --role owner`"
         )
+    config = uvicorn.Config(
+        create_app(settings, runtime=runtime),
+        host=host,
+        port=port,
+        log_level="info",
+        log_config=uvicorn_log_config(),
+        timeout_graceful_shutdown=math.ceil(settings.shutdown_seconds),
+    )
+    server = DeadlineServer(config, settings.shutdown_seconds)
     try:
-        uvicorn.run(
-            create_app(settings, runtime=runtime),
-            host=host,
-            port=port,
-            log_level="info",
-            log_config=uvicorn_log_config(),
-        )
+        server.run()
     finally:
-        runtime.close()
+        runtime.close()  # stops the embedding worker after its batch (the watchdog stays armed)
+    if not server.started:
+        raise typer.Exit(3)  # uvicorn has logged why

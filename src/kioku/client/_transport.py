@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_URL = "http://127.0.0.1:8765"
-# Requests to an in-process app never leave the process; the host only has to be a valid URL.
-IN_PROCESS_URL = "http://kioku"
+# Requests to an in-process app never leave the process; a loopback name, which the app's
+# Host check (kioku.api.hosts) accepts in every configuration.
+IN_PROCESS_URL = "http://localhost"
 
 ERRORS: dict[str, type[KiokuError]] = {
     cls.code: cls

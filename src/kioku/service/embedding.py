@@ -64,9 +64,15 @@ class EmbeddingScheduler:
     # -- inline
 
     def embed_jobs(self, jobs: Sequence[EmbeddingJob]) -> int:
-        """Embed these jobs now and store their vectors; returns how many landed."""
+        """Embed these jobs now and store their vectors; returns how many landed.
+
+        Once the scheduler is stopped (the server is shutting down) no further batch starts:
+        what is left stays pending, for the worker of the next start."""
         landed = 0
         for start in range(0, len(jobs), _BATCH):
+            if self._stop.is_set():
+                log.warning("shutting down: %d memories left pending", len(jobs) - start)
+                break
             landed += self._embed_batch(jobs[start : start + _BATCH])
         telemetry.embedded(landed)
         return landed
@@ -144,12 +150,12 @@ class EmbeddingScheduler:
             self._wake.set()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop the worker after its current batch."""
+        """Stop the worker, and any inline embedding, after its current batch."""
+        self._stop.set()
         with self._lock:
             thread, self._thread = self._thread, None
         if thread is None:
             return
-        self._stop.set()
         self._wake.set()
         thread.join(timeout)
 

@@ -21,6 +21,7 @@ from kioku.models import ApiKey, ApiKeyCreated, ApiKeyPage, KeyCreate
 from kioku.service.contexts import ContextService
 from kioku.service.guard import operation
 from kioku.service.principal import ROLE_RANK, Channel, Principal
+from kioku.service.refusals import RefusalTally
 from kioku.storage.base import Store
 from kioku.storage.records import ApiKeyRow, AuditEvent
 
@@ -56,6 +57,7 @@ class KeyService:
         self.store = store
         self.contexts = contexts
         self.clock = clock
+        self.refusals = RefusalTally()
 
     @operation("admin", audited=True, in_context=False, allow_listed="narrows")
     def create_key(self, principal: Principal, data: KeyCreate) -> ApiKeyCreated:
@@ -138,11 +140,16 @@ class KeyService:
 
     def _refuse(self, row: ApiKeyRow | None, channel: Channel, reason: str) -> None:
         # The key itself is never recorded, not even in part: only which key id it was.
-        self.store.append_audit(
-            AuditEvent(
-                workspace_id=None if row is None else row.workspace_id, at=self.clock(),
-                actor="anonymous" if row is None else f"key:{row.id}", channel=channel,
-                action="authenticate", outcome="denied", detail={"reason": reason},
-            )
-        )  # fmt: skip
+        now = self.clock()
+        workspace_id = None if row is None else row.workspace_id
+        actor = "anonymous" if row is None else f"key:{row.id}"
+        refusals = self.refusals.count((workspace_id, actor, channel, reason), now)
+        if refusals is not None:  # else counted, and told by the next row of its kind
+            self.store.append_audit(
+                AuditEvent(
+                    workspace_id=workspace_id, at=now, actor=actor, channel=channel,
+                    action="authenticate", outcome="denied",
+                    detail={"reason": reason, "refusals": refusals},
+                )
+            )  # fmt: skip
         raise UnauthorizedError(f"{reason}: send a valid API key as 'Authorization: Bearer kk_...'")

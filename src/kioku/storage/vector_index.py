@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from kioku.storage.private_files import private_directory, private_opener, tighten
 from kioku.storage.vector_graph import FORMAT, HnswGraph
 
 log = logging.getLogger(__name__)
@@ -289,6 +290,10 @@ class VectorIndexCache:
         self, directory: Path | None, *, exact_max: int | None = None, background: bool = True
     ) -> None:
         self.directory = directory
+        if directory is not None and directory.exists():  # files of an older kioku: tighten
+            private_directory(directory, owned=True)
+            for cached in directory.iterdir():
+                tighten(cached)
         self.exact_max = exact_max
         self.background = background
         self._indexes: dict[str, ContextVectors] = {}
@@ -443,8 +448,8 @@ class VectorIndexCache:
                 arrays["graph_format"] = np.int64(FORMAT)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as handle:
+            private_directory(path.parent, owned=True)
+            with open(tmp, "wb", opener=private_opener) as handle:
                 np.savez(handle, **arrays)
             os.replace(tmp, path)
         except OSError:

@@ -7,9 +7,19 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine
+from sqlalchemy import Engine, create_engine
+
+from kioku.storage.private_files import private_sqlite_file
 
 MIGRATIONS_DIR = Path(__file__).parent
+
+
+def _engine(sqlalchemy_url: str) -> Engine:
+    """An engine on ``sqlalchemy_url``; a SQLite file is made private (0600) before it opens."""
+    prefix = "sqlite:///"
+    if sqlalchemy_url.startswith(prefix) and len(sqlalchemy_url) > len(prefix):
+        private_sqlite_file(Path(sqlalchemy_url[len(prefix) :]).expanduser())
+    return create_engine(sqlalchemy_url)
 
 
 def upgrade_database(sqlalchemy_url: str, revision: str = "head") -> None:
@@ -25,7 +35,7 @@ def downgrade_database(sqlalchemy_url: str, revision: str) -> None:
 def _run(sqlalchemy_url: str, step: Callable[[Config, str], None], revision: str) -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    engine = create_engine(sqlalchemy_url)
+    engine = _engine(sqlalchemy_url)
     try:
         with engine.begin() as connection:
             config.attributes["connection"] = connection
@@ -38,7 +48,7 @@ def schema_revision(sqlalchemy_url: str) -> str | None:
     """The schema revision the database at ``sqlalchemy_url`` is at (``None``: not migrated)."""
     from alembic.runtime.migration import MigrationContext
 
-    engine = create_engine(sqlalchemy_url)
+    engine = _engine(sqlalchemy_url)
     try:
         with engine.connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()

@@ -91,8 +91,7 @@ class SQLiteStore(
         """``exact_max`` and ``background_graphs``: see ``VectorIndexCache``."""
         self.path = path
         self.url = f"sqlite:///{path}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        upgrade_database(self.url)
+        upgrade_database(self.url)  # creates the file 0600 first (storage/private_files.py)
         self.db = SQLiteDatabase(path, before_commit=drain_deletions)
         self.index = VectorIndexCache(
             index_dir if index_dir is not None else path.with_name(path.name + ".vectors"),
