@@ -111,8 +111,8 @@ class RateLimit:
     """ASGI middleware: one token per HTTP request per caller; an empty bucket answers 429.
 
     The refusal happens before the app runs and uses the app's error shape, with
-    ``Retry-After`` in whole seconds. Health checks and metrics scrapes are exempt so probes never see a 429;
-    non-HTTP scopes (lifespan, websocket) pass through untouched.
+    ``Retry-After`` in whole seconds. Health checks and metrics scrapes are exempt so probes
+    never see a 429; non-HTTP scopes (lifespan, websocket) pass through untouched.
     """
 
     def __init__(
