@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = 600
     """Requests per minute per API key (and per client address); 0 turns limiting off."""
     rate_limit_burst: int = 120
+    log_format: Literal["text", "json"] = "text"
+    """``json``: ``kioku serve`` writes one JSON object a line (access lines with method, path,
+    status), for log collectors."""
     metrics_token: str = ""
     """Outside ``--dev``, a scraper of ``/metrics`` sends ``Authorization: Bearer <this>``."""
     metrics_allow: str = ""

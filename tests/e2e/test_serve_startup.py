@@ -3,11 +3,13 @@ to do, exit 1, no traceback (a real process, as a user runs it)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e.conftest import free_port, kioku_env
@@ -50,3 +52,19 @@ def test_a_busy_port_is_said_before_the_banner_with_how_to_choose_another(tmp_pa
     assert f"cannot serve on 127.0.0.1:{port}" in flat and "address already in use" in flat
     assert f"--port {port + 1}" in flat and f"make run PORT={port + 1}" in flat
     assert "kioku serving" not in said
+
+
+def test_json_logs_are_one_object_a_line_and_still_redacted(tmp_path: Path) -> None:
+    from tests.e2e.conftest import running_server
+
+    secret = "kk_" + "A" * 43
+    env = {"KIOKU_LOG_FORMAT": "json", "KIOKU_EMBEDDER": "none"}
+    with running_server(tmp_path, "--dev", env=env) as base:
+        httpx.get(f"{base}/api/v1/contexts", params={"apikey": secret})
+    lines = [line for line in (tmp_path / "serve.log").read_text().splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]  # every line parses
+    access = [r for r in records if r["logger"] == "uvicorn.access"]
+    hit = next(r for r in access if r["path"].startswith("/api/v1/contexts"))
+    assert (hit["method"], hit["status"]) == ("GET", 200)
+    assert secret not in "\n".join(lines) and "[redacted]" in hit["path"]
+    assert {"time", "level", "message"} <= set(hit)

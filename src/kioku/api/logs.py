@@ -55,11 +55,16 @@ class RedactSecrets(logging.Filter):
         return True
 
 
-def uvicorn_log_config() -> dict[str, Any]:
-    """uvicorn's default logging configuration with every handler redacted."""
+def uvicorn_log_config(log_format: str = "text") -> dict[str, Any]:
+    """uvicorn's default logging configuration with every handler redacted; ``json``: one
+    JSON object a line (``kioku/api/log_json.py``) on every handler."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
+    if log_format == "json":
+        config["formatters"] = {"json": {"()": "kioku.api.log_json.JsonFormatter"}}
+        for handler in config["handlers"].values():
+            handler["formatter"] = "json"
     config.setdefault("filters", {})["redact"] = {"()": RedactSecrets}
     for handler in config["handlers"].values():
         handler["filters"] = ["redact"]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import json
+import logging
+import logging.config
 import math
 import socket
 
@@ -34,6 +37,18 @@ def port_in_use(host: str, port: int) -> str | None:
         except OSError as exc:
             return (exc.strerror or str(exc)).lower()
     return None
+
+
+def banner_lines(settings: Settings) -> list[tuple[str, str, str]]:
+    """(name, URL, label) of what ``kioku serve`` offers, as its banner prints them."""
+    base = settings.base_url
+    return [
+        ("ui", f"{base}/ui/", "web UI"),
+        ("mcp", f"{base}/mcp", "MCP"),
+        ("rest", f"{base}/api/v1", "REST API"),
+        ("docs", f"{base}/docs", "OpenAPI"),
+        ("health", f"{base}/health", "health"),
+    ]
 
 
 def serve(
@@ -69,34 +84,39 @@ def serve(
         )
         raise typer.Exit(1)
     settings = Settings(host=host, port=port, dev=dev)
+    # Logging as the server will log, before anything can warn (a file mode, a migration).
+    log_config = uvicorn_log_config(settings.log_format)
+    logging.config.dictConfig(log_config)
     # Opened here, not in the app's lifespan: an unreachable database is one line and exit 1,
     # not uvicorn's startup traceback. The app is given the runtime; this command closes it.
     with handle_errors():
         runtime = open_runtime(settings)
-    base = settings.base_url
-    console.print(f"kioku serving [bold]{display_url(settings.database_url)}[/bold]")
-    console.print(f"  web UI     {base}/ui/")
-    console.print(f"  MCP        {base}/mcp   (streamable HTTP)")
-    console.print(f"  REST API   {base}/api/v1")
-    console.print(f"  OpenAPI    {base}/docs")
-    console.print(f"  health     {base}/health")
-    if dev:
-        console.print(
-            "  (--dev: loopback, no keys needed: local development mode; the UI offers "
-            "'Continue as the local owner'; no rate limit unless KIOKU_RATE_LIMIT_PER_MINUTE "
-            "is set)"
-        )
+    if settings.log_format == "json":  # every line of the output parses: the banner is a record
+        where = {"database": display_url(settings.database_url)}
+        where |= {name: url for name, url, _ in banner_lines(settings)}
+        logging.getLogger("kioku.serve").info("kioku serving %s", json.dumps(where))
     else:
-        console.print(
-            "  API keys required (Authorization: Bearer kk_...); create one with "
-            "`kioku keys create NAME --role owner`"
-        )
+        console.print(f"kioku serving [bold]{display_url(settings.database_url)}[/bold]")
+        for name, url, label in banner_lines(settings):
+            note = "   (streamable HTTP)" if name == "mcp" else ""
+            console.print(f"  {label:<10} {url}{note}", soft_wrap=True)
+        if dev:
+            console.print(
+                "  (--dev: loopback, no keys needed: local development mode; the UI offers "
+                "'Continue as the local owner'; no rate limit unless KIOKU_RATE_LIMIT_PER_MINUTE "
+                "is set)"
+            )
+        else:
+            console.print(
+                "  API keys required (Authorization: Bearer kk_...); create one with "
+                "`kioku keys create NAME --role owner`"
+            )
     config = uvicorn.Config(
         create_app(settings, runtime=runtime),
         host=host,
         port=port,
         log_level="info",
-        log_config=uvicorn_log_config(),
+        log_config=log_config,
         timeout_graceful_shutdown=math.ceil(settings.shutdown_seconds),
     )
     server = DeadlineServer(config, settings.shutdown_seconds)
