@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, create_engine, text
+from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
 from kioku.storage.migrations import downgrade_database, upgrade_database
