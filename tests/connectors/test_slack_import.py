@@ -178,7 +178,7 @@ def test_an_ingesting_key_cannot_touch_the_threads_a_slack_import_owns(
     archive = write_slack_export(tmp_path)
     import_slack(archive)
     runtime = inspect()
-    threads = {m.external_id: m for m in rows(runtime, "slack-engineering")}
+    threads = {m.external_id or "": m for m in rows(runtime, "slack-engineering")}
     target, other = sorted(threads)[:2]
     key = Principal(runtime.default_workspace_id, "connector", "rest", key_id="k-worker")
     ops = [
