@@ -272,6 +272,9 @@ def test_sqlite_to_postgres_to_sqlite_gives_identical_files(
     assert {r["connector_id"] for r in bound} == {connectors["slack"]["id"]}
     vpn = next(r for r in records if r.get("external_id") == "wiki/vpn")
     assert (vpn["source_type"], vpn["trust_tier"]) == ("connector", "external")
+    assert vpn["tainted"] is True and vpn["external_owner"].startswith("ingest:")
+    threads = [r for r in records if (r.get("source_uri") or "").startswith("slack://")]
+    assert {r["external_owner"] for r in threads} == {"slack:slack"}
     assert sum(1 for r in records if (r.get("source_uri") or "").startswith("slack://")) == 13
 
     assert _other_workspace_rows(target) == ["Other tenant's note"]  # untouched
@@ -487,3 +490,23 @@ def test_a_file_from_before_connectors_still_imports(tmp_path: Path) -> None:
     assert summary["counts"]["connector"] == 0 and summary["counts"]["memory"] == 24
     again = export(target, tmp_path / "again.jsonl").decode()
     assert '"kind":"connector"' not in again and '"external_id":null' in again
+
+
+def test_a_file_from_before_owners_and_taint_still_imports(tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    build_workspace(source, FakeEmbedder())
+    old = []
+    for line in export(source, tmp_path / "new.jsonl").decode().splitlines():
+        record = json.loads(line)
+        for key in ("external_owner", "tainted"):  # fields a file from before 0010 lacks
+            record.pop(key, None)
+        old.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join(old), encoding="utf-8")
+    target = f"sqlite:///{tmp_path / 'target.db'}"
+    invoke("import", "workspace", str(path), "--database-url", target, "--json")
+    again = [json.loads(line) for line in export(target, tmp_path / "again.jsonl").splitlines()]
+    vpn = next(r for r in again if r.get("external_id") == "wiki/vpn")
+    assert (vpn["tainted"], vpn["external_owner"]) == (True, "ingest:legacy")
+    written = [r for r in again if r["kind"] == "memory" and r["source_type"] in ("manual", "api")]
+    assert written and not any(r["tainted"] or r["external_owner"] for r in written)

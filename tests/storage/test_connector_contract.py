@@ -141,22 +141,30 @@ def test_purging_a_source_prefix_removes_just_those_memories(store: Store) -> No
     assert store.purge(ws, PurgeScope(source_prefix="slack://C1/c/")) == PurgeCounts()
 
 
-def test_external_ids_are_unique_among_a_contexts_live_memories(store: Store) -> None:
+def test_external_ids_are_unique_per_owner_among_a_contexts_live_memories(store: Store) -> None:
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "wiki")
-    first = new_memory(ctx.id, "page one", external_id="page-1")
+    own = {"external_owner": "markdown"}
+    first = new_memory(ctx.id, "page one", external_id="page-1", **own)
     store.insert_memories(ws, [first])
     with pytest.raises(ConflictError):
-        store.insert_memories(ws, [new_memory(ctx.id, "page one again", external_id="page-1")])
-    assert set(store.external_memories(ws, ctx.id)) == {"page-1"}
-    assert store.external_memories(ws, ctx.id, ["page-1", "nope"])["page-1"].id == first.id
+        store.insert_memories(ws, [new_memory(ctx.id, "again", external_id="page-1", **own)])
+    assert set(store.external_memories(ws, ctx.id, "markdown")) == {"page-1"}
+    found = store.external_memories(ws, ctx.id, "markdown", ["page-1", "nope"])
+    assert found["page-1"].id == first.id and found["page-1"].external_owner == "markdown"
+    # Another owner neither sees the id nor collides with it: it gets a memory of its own.
+    assert store.external_memories(ws, ctx.id, "ingest:key:k1", ["page-1"]) == {}
+    theirs = new_memory(ctx.id, "theirs", external_id="page-1", external_owner="ingest:key:k1")
+    store.insert_memories(ws, [theirs])
+    assert store.external_memories(ws, ctx.id, "ingest:key:k1")["page-1"].id == theirs.id
+    assert store.external_memories(ws, ctx.id, "markdown")["page-1"].id == first.id
     store.soft_delete_memory(ws, first.id, T0)
-    assert store.external_memories(ws, ctx.id) == {}
-    second = new_memory(ctx.id, "page one, back", external_id="page-1")
+    assert store.external_memories(ws, ctx.id, "markdown") == {}
+    second = new_memory(ctx.id, "page one, back", external_id="page-1", **own)
     store.insert_memories(ws, [second])  # a forgotten id can come back as a new memory
-    assert store.external_memories(ws, ctx.id)["page-1"].id == second.id
+    assert store.external_memories(ws, ctx.id, "markdown")["page-1"].id == second.id
     other = new_context(store, ws, "other")
-    store.insert_memories(ws, [new_memory(other.id, "same id elsewhere", external_id="page-1")])
+    store.insert_memories(ws, [new_memory(other.id, "elsewhere", external_id="page-1", **own)])
 
 
 def test_a_sync_lands_whole_or_not_at_all(store: Store) -> None:
@@ -206,3 +214,17 @@ def test_connectors_and_idempotency_records(store: Store) -> None:
     store.save_ingest_request(ws, ctx.id, "k", "h1", {"results": [1, "二"]}, T0)
     store.save_ingest_request(ws, ctx.id, "k", "h2", {"results": []}, T0)  # the first wins
     assert store.get_ingest_request(ws, ctx.id, "k") == ("h1", {"results": [1, "二"]})
+
+
+def test_a_context_tier_change_keeps_tainted_memories_external(store: Store) -> None:
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "support")
+    derived = new_memory(ctx.id, "summary of tickets", source_type="sleep", tainted=True,
+                         trust_tier="external")  # fmt: skip
+    plain = new_memory(ctx.id, "a note", source_type="manual")
+    store.insert_memories(ws, [derived, plain])
+    for tier in ("trusted", "external", "trusted"):
+        store.update_context(ws, ctx.id, {"trust_tier": tier}, T0)
+        rows = {m.id: m for m in store.list_memories(ws, [ctx.id], LIVE, None, 10)}
+        assert rows[derived.id].trust_tier == "external" and rows[derived.id].tainted
+        assert rows[plain.id].trust_tier == tier and not rows[plain.id].tainted

@@ -29,6 +29,8 @@ from kioku.service.connectors import ConnectorService, ExternalItem
 from kioku.service.principal import Principal
 
 Progress = Callable[[int, int], None]
+MARKDOWN_OWNER = "markdown"
+"""Owner of the ``path#anchor`` external ids: imports see only these, never a connector's."""
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -175,7 +177,9 @@ def import_markdown(
     for doc, items in plans:
         # One sync per file (a file has far fewer than thousands of sections): the sections
         # it no longer has are forgotten in the same transaction.
-        outcomes = service.sync(principal, context, items, replace_source=doc.path)
+        outcomes = service.sync(
+            principal, context, items, owner=MARKDOWN_OWNER, replace_source=doc.path
+        )
         counts.update(status for status, _ in outcomes.values())
         done += len(items)
         if progress is not None:

@@ -148,6 +148,7 @@ def import_slack(
     plans = [(c, *channel_documents(c, granularity, limit)) for c in export.channels]
     total = sum(len(upserts) + len(deletes) for _, upserts, deletes in plans)
     done = 0
+    owner = f"slack:{source}"  # the external ids (thread ts) this source owns
     summaries: list[ChannelSummary] = []
     for channel, upserts, deletes in plans:
         name = context_name(channel)
@@ -158,12 +159,12 @@ def import_slack(
         summary = ChannelSummary(channel.id, channel.name, context.name)
         for start in range(0, max(len(upserts), 1), _BATCH):
             chunk = upserts[start : start + _BATCH]
-            _tally(summary, service.sync(principal, context, chunk).values())
+            _tally(summary, service.sync(principal, context, chunk, owner=owner).values())
             done += len(chunk)
             if progress is not None:
                 progress(done, total)
         if deletes:
-            _tally(summary, service.sync(principal, context, [], deletes).values())
+            _tally(summary, service.sync(principal, context, [], deletes, owner=owner).values())
             done += len(deletes)
             if progress is not None:
                 progress(done, total)

@@ -4,6 +4,12 @@ A source names each of its documents with an ``external_id`` (a Slack thread's t
 Markdown section, an ingest op's id). Syncing the same document again changes nothing; a
 changed one is updated in place (re-embedded when its text changed); a deleted one is
 forgotten. Every op is checked before anything is written, so a bad op writes nothing.
+
+External ids belong to the channel that wrote them (its *owner*: ``ingest:<actor>`` for each
+ingesting key or local caller, ``slack:<source>``, ``markdown``). A channel sees only its own:
+an upsert of an id another owner holds creates a memory of its own beside it, and a delete of
+one answers ``absent`` -- exactly what a fresh id gets, so nothing is rewritten, deleted or
+revealed across owners (a connector key cannot touch an imported, trusted memory).
 """
 
 from __future__ import annotations
@@ -104,6 +110,7 @@ class ConnectorService:
 
         With an ``idempotency_key``, the answer is stored: the same request again returns it
         unchanged and writes nothing; a different request under the same key is a conflict.
+        Keys are the caller's own (stored hashed with its owner): another key's are unseen.
         """
         context = self.contexts.resolve(principal, context_ref)
         ops = _parse_ops(request.ops)
@@ -111,13 +118,16 @@ class ConnectorService:
             canonical_json([[op.model_dump() for op in ops], request.wait]).encode()
         ).hexdigest()
         ws = principal.workspace_id
+        owner = ingest_owner(principal)
+        stored_key = None
         if idempotency_key is not None:
             if not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
                 raise InvalidInputError(
                     f"an idempotency key has 1 to {MAX_IDEMPOTENCY_KEY} characters",
                     field="Idempotency-Key",
                 )
-            stored = self.store.get_ingest_request(ws, context.id, idempotency_key)
+            stored_key = hashlib.sha256(f"{owner}\n{idempotency_key}".encode()).hexdigest()
+            stored = self.store.get_ingest_request(ws, context.id, stored_key)
             if stored is not None:
                 if stored[0] != digest:
                     raise ConflictError(
@@ -129,8 +139,9 @@ class ConnectorService:
         deletes = [op.external_id for op in ops if isinstance(op, IngestDelete)]
         # Connector ingestion is a channel of its own (SPEC §4), whoever runs the worker.
         outcomes = self.sync(
-            principal.via("connector"), context, upserts, deletes, wait=request.wait
-        )
+            principal.via("connector"), context, upserts, deletes,
+            owner=owner, wait=request.wait,
+        )  # fmt: skip
         results = [
             IngestOpResult(
                 index=index, op=op.op, external_id=op.external_id,
@@ -147,9 +158,9 @@ class ConnectorService:
             absent=statuses.count("absent"),
             results=results,
         )
-        if idempotency_key is not None:
+        if stored_key is not None:
             self.store.save_ingest_request(
-                ws, context.id, idempotency_key, digest, answer.model_dump(), self.clock()
+                ws, context.id, stored_key, digest, answer.model_dump(), self.clock()
             )
         self.store.upsert_connector(ws, "ingest", principal.actor, None, self.clock())
         return answer
@@ -206,12 +217,14 @@ class ConnectorService:
         upserts: Sequence[ExternalItem],
         deletes: Sequence[str] = (),
         *,
+        owner: str,
         wait: bool = False,
         replace_source: str | None = None,
     ) -> dict[str, tuple[IngestStatus, str | None]]:
         """Bring ``context`` in line with these documents; per external id, (status, memory).
 
-        New ids are created (in the order given), changed ones updated in place, unchanged
+        Only the external ids ``owner`` wrote are looked at (module docstring). New ids are
+        created (in the order given), changed ones updated in place, unchanged
         ones left alone (``updated_at`` too), deleted ones forgotten; with
         ``replace_source``, so are the live memories from that ``source_uri`` that are not
         among ``upserts`` (a file's sections that are gone). Provenance comes from the
@@ -225,13 +238,13 @@ class ConnectorService:
             wanted = {item.external_id for item in upserts} | set(deletes)
             gone = sorted(
                 external_id
-                for external_id, row in self.store.external_memories(ws, context.id).items()
+                for external_id, row in self.store.external_memories(ws, context.id, owner).items()
                 if row.source_uri == replace_source and external_id not in wanted
             )
             deletes = [*deletes, *gone]
         self._check(upserts, deletes)
         existing = self.store.external_memories(
-            ws, context.id, [*(i.external_id for i in upserts), *deletes]
+            ws, context.id, owner, [*(i.external_id for i in upserts), *deletes]
         )
         now = datetime.now(UTC)  # memory timestamps are wall time, as remember's
         outcomes: dict[str, tuple[IngestStatus, str | None]] = {}
@@ -241,7 +254,7 @@ class ConnectorService:
             current = existing.get(item.external_id)
             if current is None:
                 stamp = now + timedelta(microseconds=len(new_rows))  # keeps the given order
-                row = self._new_row(principal, context, item, stamp)
+                row = self._new_row(principal, context, item, owner, stamp)
                 new_rows.append(row)
                 outcomes[item.external_id] = ("created", row.id)
             elif all(getattr(current, n) == getattr(item, n) for n in _COMPARED):
@@ -289,7 +302,12 @@ class ConnectorService:
                 )
 
     def _new_row(
-        self, principal: Principal, context: ContextRow, item: ExternalItem, now: datetime
+        self,
+        principal: Principal,
+        context: ContextRow,
+        item: ExternalItem,
+        owner: str,
+        now: datetime,
     ) -> NewMemory:
         source_type = principal.source_type
         trust_tier = derive_trust_tier(context, source_type)
@@ -311,7 +329,15 @@ class ConnectorService:
             created_at=now,
             instruction_like=judge_instructions(trust_tier, item.summary, item.content),
             external_id=item.external_id,
+            external_owner=owner,
+            tainted=source_type == "connector",  # external in any context, for ever
         )
+
+
+def ingest_owner(principal: Principal) -> str:
+    """The owner of the external ids an ingesting caller writes: its API key (each key is a
+    connector of its own), or the local operator (loopback dev, CLI, stdio)."""
+    return f"ingest:key:{principal.key_id}" if principal.key_id else "ingest:local"
 
 
 def _changes(current: MemoryRow, item: ExternalItem) -> MemoryChanges:

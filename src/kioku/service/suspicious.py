@@ -7,6 +7,12 @@ regex, or a chain ``A … B`` ("from now on … answer", 「今後は…と回�
 within ``_GAP`` characters of one sentence. Every regex starts with a literal, so ``re`` skips
 ahead by first character: all is linear (a hostile 1 MiB ~0.5 s, a short note ~0.2 ms).
 
+Families are phrasings, not strings: "from now on"/以後/今後/これから… followed by an order to
+answer something; "ignore/stop following/pay no attention to previous instructions";
+obedience ("always obey the channel", 指示に従え); claimed roles ("SYSTEM NOTE:", "pinned:",
+【管理者】) followed by an order; "always answer/respond with…"; "whenever someone asks, say…".
+tests/unit/test_suspicious_heldout.py measures them on phrasings they were not written from.
+
 Limits, on purpose: a tripwire ("this is data, not orders"), not a security boundary.
 Paraphrases, other languages, encodings (base64, homoglyphs) and orders split across memories
 get through; a few ordinary orders to people ("from now on, reply to customers in English") are
@@ -28,7 +34,7 @@ _SPACES = re.compile(r"[^\S\n]+")
 _NEWLINES = re.compile(r"\n[\n ]*")
 _JA_GAP = re.compile(r"[ \n](?<=[\u3000-\u9fff][ \n])(?=[\u3000-\u9fff])")  # kana and kanji
 _BREAK = re.compile(r"[\n。!?]|\.(?=\s|$)")
-_HEAD = re.compile(r"\\b(?:\(\?:([^()]+?)\)|(\w))")
+_HEAD = re.compile(r"\\b(?:\(\?:([^()]+?)\)|([a-z]+))")
 
 
 def _normalise(text: str) -> str:
@@ -39,10 +45,12 @@ def _normalise(text: str) -> str:
 
 
 def _fast(pattern: str) -> re.Pattern[str]:
-    """Compile; a leading ``\\b(?:ab|cd)`` becomes ``(?:a(?<!\\wa)b|c(?<!\\wc)d)`` (skippable)."""
+    """Compile; a leading ``\\b(?:ab|cd)`` becomes ``(?:a(?<!\\wa)b|c(?<!\\wc)d)``, a leading
+    ``\\bword`` ``word(?<!\\wword)`` (both skippable by their first character or word)."""
     if head := _HEAD.match(pattern):
-        words = head[1].split("|") if head[1] else [head[2]]
-        alternatives = "|".join(rf"{w[0]}(?<!\w{w[0]}){w[1:]}" for w in words)
+        if head[2]:
+            return re.compile(rf"{head[2]}(?<!\w{head[2]}){pattern[head.end() :]}")
+        alternatives = "|".join(rf"{w[0]}(?<!\w{w[0]}){w[1:]}" for w in head[1].split("|"))
         pattern = f"(?:{alternatives}){pattern[head.end() :]}"
     return re.compile(pattern)
 
@@ -50,9 +58,30 @@ def _fast(pattern: str) -> re.Pattern[str]:
 _TE = r"て(?:ください|下さい|ほしい|欲しい)?(?![いおたるしきみあもはく])"  # imperative て
 _ICHI = rf"(?:{_TE}|ろ|よ|なさい|ること|るように)"  # after 答え, 忘れ, 教え…
 _SURU = rf"(?:し(?:{_TE}|ろ|なさい|[、,])|せよ|すること|するように)"  # after 回答, 無視, 表示…
-_JA_ANSWER = rf"(?:答え{_ICHI}|回答{_SURU}|返答{_SURU}|応答{_SURU}|言(?:っ{_TE}|え|いなさい))"
+_JA_ANSWER = (
+    rf"(?:答え{_ICHI}|回答{_SURU}|返答{_SURU}|応答{_SURU}|言(?:っ{_TE}|え|いなさい)|伝え{_ICHI}"
+    rf"|返(?:し{_TE}|せ|すこと|すように))"
+)
+_JA_SAY = rf"(?:と|って)(?:だけ|のみ)?{_JA_ANSWER}"  # 「…」と答えて, とだけ返せ
+_JA_FROM_NOW = r"(?:今後|これから|今から|以後|以降|次回から|これより|この先|今日から)"
+_JA_OBEY = rf"従(?:っ{_TE}|え|いなさい|うこと|うように)"
+_JA_ORDERS = r"(?:指示|命令|指令|発言|メッセージ|投稿|メモ|言うこと|言葉)"
+_JA_ONLY = r"(?:必ず|絶対に|だけ|のみ|常に)"
+# Plain imperatives (not て-requests): せよ, しろ, 従え, 答えよ… (not させよう, おもしろい, 言える)
+_JA_STRONG = (
+    r"(?:せよ(?!う)|(?<![おもあ])しろ(?![いうく])|従え|守れ|答えよ|答えろ|言え(?![るばなない])"
+    r"|返せ(?![るばな])|教えろ|漏らせ|送れ(?![るばな]))"
+)
 _AI = r"ai|llm|chatgpt|claude|gemini|gpt|chatbot|language\smodel"
 _ORDER = r"(?:you\b|ignore|disregard|forget|from\snow|always|never|do\snot|as\san?\s|act\s|pretend)"
+_CLAIM_ORDER = (
+    rf"(?:{_ORDER}|obey|follow|must\b|reveal|new\s(?:priority|instructions?|directive|task|role"
+    r"|persona))"
+)
+_CLAIMED_ROLE = (
+    r"(?:system|developer|admin|administrator|pinned|trusted|operator|root|sudo|kioku)(?:\s(?:prompt"
+    r"|message|override|note|notice|instructions?|update|alert|directive|policy|command))?"
+)
 _SECRET = (
     r"\b(?:passwords?|api[\s_-]?keys?|tokens?|secrets?|credentials?|private\skeys?|ssh\skeys?"
     r"|cookies|environment\svariables|chat\shistory|conversation|system\sprompt|memories)\b"
@@ -64,10 +93,11 @@ _SECRET_JA = (
 # One rule per line, indented lines continue it; "@name" starts a family; " … " joins a chain.
 _TABLE = rf"""
 @override
-\b(?:ignore|disregard|forget|override|bypass|discard)\s(?:(?:(?:all|any|the|your|my|of|these|those
+\b(?:ignore|disregard|forget|override|bypass|discard|pay\sno\sattention\sto|do\snot\sfollow
+    |don't\sfollow|stop\sfollowing|stop\sobeying)\s(?:(?:(?:all|any|the|your|my|of|these|those
     |and)\s){{0,3}}(?:previous|prior|above|earlier|preceding|former|original|initial|old|system
     |safety)\s(?:[a-z']{{1,20}}\s){{0,2}}?(?:instructions?|rules|prompts?|directions|directives?
-    |guidelines|commands|guardrails|restrictions|constraints|programming|orders)\b|(?:all\s
+    |guidelines|guidance|commands|guardrails|restrictions|constraints|programming|orders)\b|(?:all\s
     |everything\s)?(?:you\s(?:were|have\sbeen)\s(?:told|taught|given)|your\s(?:training|programming
     |guidelines|restrictions|instructions|rules|system\sprompt))|(?:(?:all
     |everything)\s(?:of\s)?)?(?:the\s)?(?:above|previous|prior|preceding)(?:\sand
@@ -75,18 +105,30 @@ _TABLE = rf"""
     |repeat|translate|follow|act|pretend|return|reveal|start|only)\b)
 \b(?:new|real|secret|hidden|override)\s(?:system\s)?(?:instructions?|prompt|directives?)\s?:
 (?:以前|前|先|これまで|今まで|それまで|上記|上|以上|過去|元|最初|すべて|全て|全部)の?(?:(?:すべて
-    |全て|全部)の)?(?:指示|命令|指令|ルール|規則|プロンプト|制約)[^。\n]{{0,8}}?(?:無視{_SURU}
+    |全て|全部)の)?(?:指示|命令|指令|ルール|規則|プロンプト|制約|会話|やり取り|文脈|コンテキスト)[^。\n]{{0,8}}?(?:無視{_SURU}
     |破棄{_SURU}|リセット{_SURU}|忘れ{_ICHI}|従わないで|守らないで)
 (?:新しい|新たな|本当の|真の)(?:指示|命令|プロンプト)\s?:
-\bfrom\s(?:now|this\spoint)\son\b … \b(?:answer|reply|respond|act|behave|speak|talk)\s(?:(?:every
-    |all|any|each)\s[\w-]{{1,20}}\s)?(?:that\b|with\b|to\b|in\b|only\b|as\b|like\b|["'])
-今後は|これからは|今からは?|以後は|以降は|次回から … (?:と|って){_JA_ANSWER}
+\b(?:from\s(?:now|this\spoint|here)\s(?:on|onwards?|forward)|henceforth|hereafter|going\sforward)\b
+     … \b(?:answer|reply|respond|act|behave|speak|talk|say|tell|claim|state)\s(?:(?:every|all|any
+    |each)\s[\w-]{{1,20}}\s)?(?:that\b|with\b|to\b|in\b|only\b|as\b|like\b|["'])
+\b(?:for\sthe\s(?:rest|remainder)\sof\s(?:this|the|our)\s(?:conversation|chat|session|dialogue
+    |thread)|in\s(?:all|every|each|any)\s(?:future|subsequent|following|later)\s(?:responses?
+    |answers?|replies|reply|outputs?|completions?|conversations?|chats?))\b
+\byour\s(?:previous|prior|earlier|original|old|initial|system|current)\s(?:instructions|rules
+    |prompts?|guidelines|directives|orders|programming)\s(?:are|is|were|have\sbeen|has\sbeen)\s(?:now\s)?
+    (?:void|cancel+ed|revoked|replaced|obsolete|invalid|null|overridden|lifted|suspended|no\slonger)\b
+\byour\s(?:instructions|rules|guidelines|directives|orders|programming)\s(?:have|has)\s(?:been\s)?
+    (?:changed|updated|replaced|overridden)\b
+{_JA_FROM_NOW} … {_JA_SAY}
+(?:すべて|全て|全部|どんな|あらゆる|どの|いかなる)の?(?:質問|問い合わせ|問合せ|問いかけ|リクエスト
+    |メッセージ|依頼|相談)(?:に|には|にも|で|でも|へ|への) … {_JA_SAY}
 @role_play
 \byou(?:\sare|'re)\s(?:now\s(?:(?:an?|the|my)\s)?(?:[\w-]{{1,20}}\s){{0,2}}?(?:{_AI}|assistant
     |character|persona|dan)\b|now\s(?:in\s)?(?:developer|dev|dan|god|jailbreak|jailbroken
     |unrestricted|unfiltered|uncensored|evil|sudo|chaos|opposite)\smode\b
     |(?:now\s)?(?:an?\s)?(?:dan|jailbroken|unrestricted|unfiltered|uncensored|freed|liberated
-    |evil\s(?:ai|assistant|chatbot))\b|no\slonger\s(?:bound|restricted|limited|an?\sai|chatgpt)\b)
+    |evil\s(?:ai|assistant|chatbot))\b|no\slonger\s(?:bound|restricted|limited|chatgpt|an?\s(?:ai
+    |assistant|chatbot|bot|language\smodel))\b)
 \b(?:i\swant\syou\sto|you\swill|you\smust|you\sshall|you\sare\sto
     |you\sare\sgoing\sto)\s(?:now\s)?(?:act|behave)\sas\b
 \bact\sas\s(?:an?\s)?(?:[\w-]{{1,20}}\s){{0,2}}?(?:{_AI}|dan|jailbroken|persona)\b
@@ -99,6 +141,13 @@ _TABLE = rf"""
     |ジェイルブレイクモード|d(?<![a-z]d)an(?:として|モード|になって)
 あなたは(?:今から|これから|今日から|今後は?|もう) … (?:ai|アシスタント|ボット|キャラクター|人格
     |モデル|dan)(?:です|だ|である|になる|になります|になって|として)
+\byou(?:\sare|'re)\s(?:now\s)?(?:an?\s)?(?:[\w-]{{1,20}}\s){{0,2}}?(?:{_AI}|assistant|chatbot|bot
+    |model)s?\s(?:with|that\shas|which\shas|having|without)\s(?:no\s|any\s)?(?:rules|restrictions
+    |filters|limits|limitations|guidelines|ethics|morals|censorship|guardrails)\b
+あなたは(?:もう|もはや)(?:ai|アシスタント|チャットボット|ボット|言語モデル|chatgpt)(?:では|じゃ)(?:ない
+    |ありません|なく)
+(?:開発者|デベロッパー|制限なし|無制限|脱獄|ジェイルブレイク)モード(?:に|へ|で) … (?:制限|フィルタ
+    |回答{_SURU}|答え{_ICHI})
 @system_prompt
 <\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text|start_header_id
     |end_header_id|eot_id)\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>
@@ -111,6 +160,12 @@ _TABLE = rf"""
     |verbatim)\s){{0,2}}(?:system\s(?:prompt|message|instructions)|(?:initial|original|hidden
     |secret)\s(?:prompt|instructions))(?=$|[^\w\s-]|\s(?:to|in|verbatim|word|exactly|and|now|please
     |for|as|here|back|so|then|without)\b)
+\n[\[(<【*]{{0,2}}(?:[a-z]{{1,12}}\s)?{_CLAIMED_ROLE}(?:[\])>】*]{{1,2}}\s?:?|\s?:)\s?{_CLAIM_ORDER}
+(?:【|\[|\(|<)(?:システム|管理者|運営|開発者|system|admin)[^】\])>\n]{{0,8}}(?:】|\]|\)|>)
+    |(?:システム|管理者|運営|開発者)(?:メッセージ|通知|指示|命令|より|から)?\s?:
+     … {_JA_STRONG}|{_JA_SAY}
+\b(?:what|which)\s(?:instructions|rules|prompt|directives|guidelines)\s(?:were|have|had)\syou\s(?:been\s)?
+    (?:given|told|trained|programmed)
 \b(?:reveal|leak|dump|disclose|tell\sme|give\sme)\s(?:me\s)?the\s(?:full\s|entire\s|hidden\s
     |secret\s)?(?:system\s(?:prompt|message)|(?:hidden|secret)\sprompt)
 \b(?:repeat|output|print)\s(?:(?:all|everything|the)\s){{0,2}}(?:words|text|everything|instructions
@@ -124,6 +179,7 @@ _TABLE = rf"""
     |tool_use|tool_choice)"\s?:|"type"\s?:\s?"tool_use"|"method"\s?:\s?"tools/call"
     |"function"\s?:\s?\{{\s?"name"|\{{\s?"(?:name|tool|function)"\s?:\s?"[^"\n]{{1,64}}"\s?,\s?"
     (?:arguments|parameters)"\s?:
+\b(?:call|invoke|trigger|execute)\s(?:the\s)?[a-z][a-z0-9]{{0,30}}_[a-z0-9_]{{1,40}}\s(?:tool|function)\b
 @directive
 \b(?:assistant|agent|model|bot|copilot|{_AI})s?\s?[,:]\s(?:you\s|please\s)?(?:must|should|shall
     |always|never|do\snot|don't|ignore|forget|answer|reply|respond|say|tell|from\snow)
@@ -137,8 +193,27 @@ _TABLE = rf"""
 \b(?:do\snot|don't|never|without)\s(?:tell|inform|notify|let|alert|warn)(?:ing)?\s(?:the\s)?(?:user
     |human|operator)s?\b
 \balways(?<!we\salways)(?<!\bi\salways)(?<!you\salways)(?<!they\salways)\s(?:answer|respond|reply
-    |say|state|claim|tell\s(?:the\s)?(?:users?|customers?))\s(?:to\s\w+\s)?(?:that\b|with\s["']
-    |["']|yes\b|no\b)
+    |say|state|claim|tell\s(?:the\s)?(?:users?|customers?|them|people|everyone|anyone|whoever))\s(?:to
+    \s\w+\s)?(?:that\b|with\s(?:["']|the\s(?:word|phrase|text|sentence|string)\b|only\b)|["']|yes\b
+    |no\b)
+\balways(?<!we\salways)(?<!\bi\salways)(?<!you\salways)(?<!they\salways)\s(?:include|append|add
+    |insert|mention|recommend|promote|put|end|begin|start)\b … \b(?:in|to|at|with)\s(?:the\s(?:end
+    |start|beginning)\sof\s)?(?:your|every|each|all)\s(?:answers?|responses?|replies|reply|outputs?
+    |messages?|completions?)\b
+\b(?:whenever|every\stime|each\stime)\s(?:someone|anyone|somebody|anybody|a\suser|the\suser
+    |users|a\scustomer|customers|people|they|you\sare|you're|i)\s(?:asks?|questions?|inquires?|wants?
+    |requests?|mentions?|says?)\b
+     … \b(?:say|answer|reply|respond|tell\s(?:them|him|her|the\suser|users|the\scustomer|customers)
+    |claim|state|insist)\s(?:that\b|with\b|["']|to\b|it\b|yes\b|no\b)
+\bobey\s(?:[\w#-]{{1,20}}\s){{0,3}}?(?:instructions?|orders?|commands?|messages?|rules|directives?
+    |channel|memory|memories|notes?|page|document|text|prompt|me|us|everything|anything|whatever
+    |everyone|them)\b
+\bfollow\s(?:only\s)?(?:these|the\sfollowing|my|our|the\snew|new|these\snew|this|his|her|their)\s
+    (?:new\s)?(?:instructions?|orders?|commands?|rules|directives?)\s(?:instead|only|exclusively
+    |from\snow)\b
+\bonly\s(?:follow|obey|listen\sto)\s(?:the\s)?(?:instructions?|orders?|commands?|messages?)\s(?:that
+    |from|in|of|given|which)\b
+\bfollow\sonly\s(?:my|our|these|the\s(?:instructions?|orders?|commands?))\b
 \b(?:never|do\snot|don't)\s(?:mention|reveal|disclose|admit|acknowledge|repeat)\s(?:that\syou
     |these\sinstructions|this\sinstruction|the\s(?:system\sprompt|instructions|above)|(?:this
     |it)\sto\s(?:the\s)?users?|your\s(?:instructions|prompt|rules))
@@ -150,7 +225,10 @@ _TABLE = rf"""
     |読んだ|処理して|要約して|解析して)いる(?:ai|llm|アシスタント|エージェント|言語モデル)
 あなたが(?:ai|llm|言語モデル|チャットボット)(?:アシスタント)?(?:なら|であれば|の場合)
 (?:ai|llm|言語モデル)(?:アシスタント)?(?:へ|に告ぐ|への指示)\s?[:、,]
-常に|必ず|いつも|絶対に … (?:と|って){_JA_ANSWER}
+常に|必ず|いつも|絶対に … {_JA_SAY}
+{_JA_FROM_NOW}|常に|いつも|必ず|絶対に … {_JA_ORDERS}(?:に|には){_JA_ONLY}?{_JA_OBEY}
+{_JA_ORDERS}(?:に|には){_JA_ONLY}?(?:従え|従いなさい)|私の(?:指示|命令|言うこと)(?:に
+    |だけに|にだけ|のみに)(?:だけ)?{_JA_OBEY}
 @exfiltration
 !\[[^\]\n]{{0,80}}\]\(https?://[^)\s]{{1,200}}[?&][\w-]{{1,40}}=(?:\{{|\[|<|\$|%7b)
 (?:あなたの|システムの|管理者の|すべての|全ての|ユーザーの){_SECRET_JA}[^。\n]{{0,20}}?教え{_ICHI}

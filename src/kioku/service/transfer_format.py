@@ -139,6 +139,7 @@ def encode_row(row: TransferRow) -> dict[str, Any]:
             "last_accessed_at": _time(m.last_accessed_at), "superseded_by": m.superseded_by,
             "created_at": _time(m.created_at), "updated_at": _time(m.updated_at),
             "deleted_at": _time(m.deleted_at), "external_id": m.external_id,
+            "external_owner": m.external_owner, "tainted": m.tainted,
         }  # fmt: skip
     if isinstance(row, EdgeRow):
         return {
@@ -270,6 +271,9 @@ class MemoryRecord(_Record):
     deleted_at: Timestamp | None
     external_id: StrictStr | None = Field(default=None, min_length=1, max_length=512)
     """Absent from files written before connectors: then ``None``."""
+    external_owner: StrictStr | None = Field(default=None, min_length=1, max_length=300)
+    tainted: StrictBool | None = None
+    """Both absent from files written before migration 0010: then decided as it decided."""
 
     @model_validator(mode="after")
     def _consistent(self) -> MemoryRecord:
@@ -286,6 +290,13 @@ class MemoryRecord(_Record):
 
     def to_dump(self, workspace_id: str, lexical_tokens: str) -> MemoryDump:
         values = self.model_dump(exclude={"kind", "embedding"})
+        if values["tainted"] is None:
+            values["tainted"] = self.source_type == "connector" or (
+                self.source_type == "sleep" and self.trust_tier == "external"
+            )
+        if self.external_id is not None and self.external_owner is None:
+            connector = self.source_type == "connector"
+            values["external_owner"] = "ingest:legacy" if connector else "markdown"
         row = MemoryRow(workspace_id=workspace_id, **values)
         if self.embedding is None:
             return MemoryDump(row, None, None, lexical_tokens)

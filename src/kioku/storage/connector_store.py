@@ -55,9 +55,14 @@ class ConnectorStore(Protocol):
         ...
 
     def external_memories(
-        self, workspace_id: str, context_id: str, external_ids: Sequence[str] | None = None
+        self,
+        workspace_id: str,
+        context_id: str,
+        owner: str,
+        external_ids: Sequence[str] | None = None,
     ) -> dict[str, MemoryRow]:
-        """Live memories of a context by external id (all that have one when ``None``)."""
+        """Live memories of a context by external id (all that have one when ``None``), among
+        those ``owner`` wrote: another channel's external ids are invisible here."""
         ...
 
     def get_ingest_request(

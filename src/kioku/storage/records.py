@@ -60,8 +60,13 @@ class MemoryRow:
     """The detector's verdict on the text (``None``: not judged yet); exposed as ``suspicious``
     only on external memories."""
     external_id: str | None = None
-    """The source's own id (a Slack thread ts, a Markdown section); unique among the live
-    memories of a context."""
+    """The source's own id (a Slack thread ts, a Markdown section); unique per owner among
+    the live memories of a context."""
+    external_owner: str | None = None
+    """Who wrote ``external_id`` (``ingest:<actor>``, ``slack:<source>``, ``markdown``): only
+    that channel sees, updates or deletes the memory by its external id."""
+    tainted: bool = False
+    """External whatever its context: connector text, or derived from external text."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,8 @@ class NewMemory:
     created_at: datetime
     instruction_like: bool | None = None
     external_id: str | None = None
+    external_owner: str | None = None
+    tainted: bool = False
 
 
 @dataclass(frozen=True)

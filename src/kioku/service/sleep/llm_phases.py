@@ -8,7 +8,8 @@ pairs offered, and nothing may cross contexts or trust tiers or touch a pinned, 
 superseded memory (``rules.refusal``). Refusals are logged as ``rejected`` actions. A merge
 still follows the deterministic rule (newer wins), whatever the model preferred. Summaries are
 ``source_type=sleep`` memories, linked to their sources by ``sleep`` edges, ``external`` if any
-source is (taint). A run makes at most ``max_calls`` calls.
+source is (taint, stored with the summary: it stays external whatever its context becomes).
+A run makes at most ``max_calls`` calls.
 """
 
 from __future__ import annotations
@@ -258,6 +259,7 @@ def _write_summary(run: RunContext, answer: Summary, sources: list[MemoryRow]) -
         source_uri=f"kioku:sleep/{run.run_id}", trust_tier=tier,
         lexical_tokens=run.tokens_of(answer.summary, answer.content, []), created_at=run.now,
         instruction_like=judge_instructions(tier, answer.summary, answer.content),
+        tainted=external,
     )  # fmt: skip
     edges = [
         EdgeRow(

@@ -70,20 +70,23 @@ class PostgresConnectorLane:
             )
 
     def external_memories(
-        self, workspace_id: str, context_id: str, external_ids: Sequence[str] | None = None
+        self,
+        workspace_id: str,
+        context_id: str,
+        owner: str,
+        external_ids: Sequence[str] | None = None,
     ) -> dict[str, MemoryRow]:
+        live = (
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s AND context_id = %s "
+            "AND external_owner = %s AND deleted_at IS NULL AND external_id IS NOT NULL"
+        )
         with self.db.transaction(workspace_id) as conn:
             if external_ids is None:
-                rows = conn.execute(
-                    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s "
-                    "AND context_id = %s AND deleted_at IS NULL AND external_id IS NOT NULL",
-                    (workspace_id, context_id),
-                ).fetchall()
+                rows = conn.execute(live, (workspace_id, context_id, owner)).fetchall()
             else:
                 rows = conn.execute(
-                    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s "
-                    "AND context_id = %s AND deleted_at IS NULL AND external_id = ANY(%s)",
-                    (workspace_id, context_id, list(external_ids)),
+                    f"{live} AND external_id = ANY(%s)",
+                    (workspace_id, context_id, owner, list(external_ids)),
                 ).fetchall()
         return {row["external_id"]: memory_from_row(row) for row in rows}
 

@@ -146,14 +146,15 @@ class _PostgresSleepTransaction:
             "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
             "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
             "source_uri, trust_tier, created_at, updated_at, instruction_like, "
-            "lexical_tokens, lexical_length) VALUES "
+            "lexical_tokens, lexical_length, tainted) VALUES "
             "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s::tsvector, %s)",
+            "%s::tsvector, %s, %s)",
             (
                 row.id, self.workspace_id, row.context_id, row.summary, row.content, row.type,
                 Jsonb(row.tags), row.importance, row.delivery_mode, row.trigger_from,
                 row.trigger_until, row.source_type, row.source_uri, row.trust_tier,
                 row.created_at, row.created_at, row.instruction_like, tokens, length,
+                row.tainted,
             ),
         )  # fmt: skip
 

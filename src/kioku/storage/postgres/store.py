@@ -196,10 +196,10 @@ class PostgresStore(
                         (*params, now, workspace_id, context_id),
                     )
                     if "trust_tier" in values:
-                        # A memory's tier follows its context (connector/sleep taint stays).
+                        # A memory's tier follows its context; tainted text stays external.
                         conn.execute(
-                            "UPDATE memories SET trust_tier = CASE WHEN source_type = "
-                            "'connector' THEN 'external' ELSE %s END "
+                            "UPDATE memories SET trust_tier = CASE WHEN tainted OR source_type "
+                            "= 'connector' THEN 'external' ELSE %s END "
                             "WHERE workspace_id = %s AND context_id = %s",
                             (values["trust_tier"], workspace_id, context_id),
                         )
@@ -227,7 +227,7 @@ class PostgresStore(
                     Jsonb(row.tags), row.importance, row.delivery_mode, row.trigger_from,
                     row.trigger_until, row.source_type, row.source_uri, row.trust_tier,
                     row.created_at, row.created_at, row.instruction_like, tokens, length,
-                    row.external_id,
+                    row.external_id, row.external_owner, row.tainted,
                 )
             )  # fmt: skip
         if not params:
@@ -239,9 +239,9 @@ class PostgresStore(
                     "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
                     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
                     "source_uri, trust_tier, created_at, updated_at, instruction_like, "
-                    "lexical_tokens, lexical_length, external_id) VALUES "
-                    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                    "%s::tsvector, %s, %s)",
+                    "lexical_tokens, lexical_length, external_id, external_owner, tainted) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                    "%s, %s::tsvector, %s, %s, %s, %s)",
                     params,
                 )
         except errors.UniqueViolation as exc:

@@ -90,21 +90,25 @@ class SQLiteConnectorLane:
             )
 
     def external_memories(
-        self, workspace_id: str, context_id: str, external_ids: Sequence[str] | None = None
+        self,
+        workspace_id: str,
+        context_id: str,
+        owner: str,
+        external_ids: Sequence[str] | None = None,
     ) -> dict[str, MemoryRow]:
         conn = self.db.connection()
         live = (
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = ? AND context_id = ? "
-            "AND deleted_at IS NULL AND external_id IS NOT NULL"
+            "AND external_owner = ? AND deleted_at IS NULL AND external_id IS NOT NULL"
         )
         if external_ids is None:
-            rows = conn.execute(live, (workspace_id, context_id)).fetchall()
+            rows = conn.execute(live, (workspace_id, context_id, owner)).fetchall()
         else:
             rows = []
             for chunk in chunked(list(external_ids)):
                 rows += conn.execute(
                     f"{live} AND external_id IN ({placeholders(chunk)})",
-                    (workspace_id, context_id, *chunk),
+                    (workspace_id, context_id, owner, *chunk),
                 ).fetchall()
         return {row["external_id"]: memory_from_row(row) for row in rows}
 

@@ -182,14 +182,15 @@ class _SQLiteSleepTransaction:
         cursor = self.conn.execute(
             "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, tags, "
             "importance, delivery_mode, trigger_from, trigger_until, source_type, source_uri, "
-            "trust_tier, created_at, updated_at, instruction_like) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "trust_tier, created_at, updated_at, instruction_like, tainted) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 row.id, self.workspace_id, row.context_id, row.summary, row.content, row.type,
                 json.dumps(row.tags, ensure_ascii=False), row.importance, row.delivery_mode,
                 encode_optional_time(row.trigger_from), encode_optional_time(row.trigger_until),
                 row.source_type, row.source_uri, row.trust_tier, created, created,
                 None if row.instruction_like is None else int(row.instruction_like),
+                int(row.tainted),
             ),
         )  # fmt: skip
         self.conn.execute(

@@ -196,10 +196,11 @@ class SQLiteStore(
                         (*params, encode_time(now), workspace_id, context_id),
                     )
                     if "trust_tier" in values:
-                        # A memory's tier follows its context (connector/sleep taint stays).
+                        # A memory's tier follows its context; tainted text stays external.
                         conn.execute(
-                            "UPDATE memories SET trust_tier = CASE WHEN source_type = 'connector' "
-                            "THEN 'external' ELSE ? END WHERE workspace_id = ? AND context_id = ?",
+                            "UPDATE memories SET trust_tier = CASE WHEN tainted = 1 OR source_type "
+                            "= 'connector' THEN 'external' ELSE ? END "
+                            "WHERE workspace_id = ? AND context_id = ?",
                             (values["trust_tier"], workspace_id, context_id),
                         )
             except sqlite3.IntegrityError as exc:
@@ -239,7 +240,8 @@ class SQLiteStore(
                     "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
                     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
                     "source_uri, trust_tier, created_at, updated_at, instruction_like, "
-                    "external_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "external_id, external_owner, tainted) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         row.id, workspace_id, row.context_id, row.summary, row.content, row.type,
                         json.dumps(row.tags, ensure_ascii=False), row.importance,
@@ -247,7 +249,7 @@ class SQLiteStore(
                         encode_optional_time(row.trigger_until), row.source_type,
                         row.source_uri, row.trust_tier, created, created,
                         None if row.instruction_like is None else int(row.instruction_like),
-                        row.external_id,
+                        row.external_id, row.external_owner, int(row.tainted),
                     ),
                 )  # fmt: skip
                 conn.execute(
