@@ -63,14 +63,25 @@ def mutated(body: Any, path: Path, how: str, surrogate: str, depth: int) -> byte
 
 def flatmap_body(context: Any, body: Any) -> st.SearchStrategy[Any]:
     """The generated body as it is, or a hostile variant of it (the hook's name says where
-    schemathesis applies it)."""
+    schemathesis applies it). A surrogate goes into text the body already holds, so the rest
+    stays valid and the request reaches storage, where a surrogate used to crash it."""
     if not isinstance(body, dict | list):
         return st.just(body)
-    variants = st.builds(
-        lambda where, how, surrogate, depth: mutated(body, where, how, surrogate, depth),
-        st.sampled_from(list(places(body))),
-        st.sampled_from(HOW),
-        st.sampled_from(SURROGATES),
-        st.sampled_from(DEPTHS),
-    )
-    return st.one_of(st.just(body), variants)
+    everywhere = list(places(body))
+    texts = [path for path in everywhere if isinstance(_at(body, path), str)] or everywhere
+
+    def variant(how: str) -> st.SearchStrategy[bytes]:
+        return st.builds(
+            lambda where, surrogate, depth: mutated(body, where, how, surrogate, depth),
+            st.sampled_from(texts if how == "string" else everywhere),
+            st.sampled_from(SURROGATES),
+            st.sampled_from(DEPTHS),
+        )
+
+    return st.one_of(st.just(body), st.sampled_from(HOW).flatmap(variant))
+
+
+def _at(body: Any, path: Path) -> Any:
+    for part in path:
+        body = body[part]
+    return body
