@@ -342,3 +342,26 @@ def test_pinned_and_upcoming_over_rest(client: SyncASGIClient) -> None:
     assert naive.status_code == 422 and naive.json()["error"]["field"] == "from"
     assert client.get(f"{API}/contexts/default/pinned", params={"cap": "x"}).status_code == 422
     assert client.get(f"{API}/contexts/nope/pinned").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"delivery_mode": "on_trigger"}, "trigger_from"),
+        ({"trigger_until": "2026-01-01T00:00:00Z"}, "trigger_until"),
+        (
+            {
+                "delivery_mode": "on_trigger",
+                "trigger_from": "2026-01-02T00:00:00Z",
+                "trigger_until": "2026-01-01T00:00:00Z",
+            },
+            "trigger_until",
+        ),
+    ],
+)
+def test_a_broken_trigger_window_in_an_update_names_the_field_to_fix(
+    client: SyncASGIClient, change: dict, field: str
+) -> None:
+    made = client.post(f"{API}/contexts/default/memories", json={"summary": "x"}).json()
+    answer = client.patch(f"{API}/contexts/default/memories/{made['id']}", json=change)
+    assert answer.status_code == 422 and answer.json()["error"]["field"] == field, answer.text
