@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, LiteralString
 
 from pydantic import (
     AfterValidator,
@@ -55,10 +55,13 @@ Timestamp = Annotated[AwareDatetime, AfterValidator(_storable)]
 SERVER_STAMPED = ("source_type", "trust_tier")
 
 
-def field_error(model: str, loc: tuple[str | int, ...], kind: str, message: str) -> ValidationError:
+def field_error(
+    model: str, loc: tuple[str | int, ...], kind: LiteralString, message: str
+) -> ValidationError:
     """A validation error located at ``loc`` (a plain ValueError in a model validator would
     name no field). The refused value is left out: it may not even be printable."""
-    details = InitErrorDetails(type=PydanticCustomError(kind, message), loc=loc, input=None)
+    error = PydanticCustomError(kind, "{message}", {"message": message})
+    details = InitErrorDetails(type=error, loc=loc, input=None)
     return ValidationError.from_exception_data(model, [details])
 
 
