@@ -94,29 +94,39 @@ BAD_MEMORIES = [
     ({"summary": "ok", "importance": "high"}, 422, "importance"),
     ({"summary": "ok", "tags": "not-a-list"}, 422, "tags"),
     ({"summary": "ok", "tags": [""]}, 422, "tags[0]"),
-    ({"summary": "ok", "delivery_mode": "on_trigger"}, 422, None),
-    ({"summary": "ok", "trigger_from": "2026-01-01T00:00:00Z"}, 422, None),
+    ({"summary": "ok", "delivery_mode": "on_trigger"}, 422, "trigger_from"),
+    ({"summary": "ok", "trigger_from": "2026-01-01T00:00:00Z"}, 422, "trigger_from"),
+    ({"summary": "ok", "trigger_until": "2026-01-01T00:00:00Z"}, 422, "trigger_until"),
+    (
+        {
+            "summary": "ok",
+            "delivery_mode": "on_trigger",
+            "trigger_from": "2026-01-02T00:00:00Z",
+            "trigger_until": "2026-01-01T00:00:00Z",
+        },
+        422,
+        "trigger_until",
+    ),
     (
         {"summary": "ok", "delivery_mode": "on_trigger", "trigger_from": "2026-01-01T00:00:00"},
         422,
         "trigger_from",
     ),
-    ({"summary": "ok", "source_type": "manual"}, 422, None),
-    ({"summary": "ok", "trust_tier": "trusted"}, 422, None),
+    ({"summary": "ok", "source_type": "manual"}, 422, "source_type"),
+    ({"summary": "ok", "trust_tier": "trusted"}, 422, "trust_tier"),
     ({"summary": "ok", "colour": "blue"}, 422, "colour"),
 ]
 
 
 @pytest.mark.parametrize(("body", "status", "field"), BAD_MEMORIES)
 def test_bad_memory_input_is_a_clear_4xx_and_writes_nothing(
-    client: SyncASGIClient, body: dict, status: int, field: str | None
+    client: SyncASGIClient, body: dict, status: int, field: str
 ) -> None:
     response = client.post(f"{API}/contexts/default/memories", json=body)
     assert response.status_code == status, response.text
     error = response.json()["error"]
     assert error["code"] == "invalid_input" and error["message"]
-    if field is not None:
-        assert error["field"] == field
+    assert error["field"] == field
     assert client.get(f"{API}/contexts/default/memories").json()["items"] == []
 
 
@@ -332,3 +342,26 @@ def test_pinned_and_upcoming_over_rest(client: SyncASGIClient) -> None:
     assert naive.status_code == 422 and naive.json()["error"]["field"] == "from"
     assert client.get(f"{API}/contexts/default/pinned", params={"cap": "x"}).status_code == 422
     assert client.get(f"{API}/contexts/nope/pinned").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"delivery_mode": "on_trigger"}, "trigger_from"),
+        ({"trigger_until": "2026-01-01T00:00:00Z"}, "trigger_until"),
+        (
+            {
+                "delivery_mode": "on_trigger",
+                "trigger_from": "2026-01-02T00:00:00Z",
+                "trigger_until": "2026-01-01T00:00:00Z",
+            },
+            "trigger_until",
+        ),
+    ],
+)
+def test_a_broken_trigger_window_in_an_update_names_the_field_to_fix(
+    client: SyncASGIClient, change: dict, field: str
+) -> None:
+    made = client.post(f"{API}/contexts/default/memories", json={"summary": "x"}).json()
+    answer = client.patch(f"{API}/contexts/default/memories/{made['id']}", json=change)
+    assert answer.status_code == 422 and answer.json()["error"]["field"] == field, answer.text

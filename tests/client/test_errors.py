@@ -119,3 +119,19 @@ def test_a_server_that_is_not_there_raises_httpx_connect_error() -> None:
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         with Client(url, timeout=5) as kioku, pytest.raises(httpx.ConnectError):
             kioku.health()
+
+
+def test_text_a_request_cannot_encode_is_refused_by_the_server_naming_the_field(
+    kioku: Client,
+) -> None:
+    # A lone surrogate (what Python makes of undecodable bytes in argv) used to crash the
+    # client while encoding the body; now the server answers 422 with the field.
+    with pytest.raises(InvalidInputError) as caught:
+        kioku.remember("default", "ok", content="a\udfff")
+    assert (caught.value.status_code, caught.value.field) == (422, "content")
+    with pytest.raises(InvalidInputError) as caught:
+        kioku.set_state("default", "k", {"a": {"\udfff": 1}})
+    assert (caught.value.status_code, caught.value.field) == (422, "value.a")
+    assert kioku.list_memories("default").items == []
+    # Text that is valid Unicode still travels as UTF-8, unescaped.
+    assert kioku.remember("default", "日本語のメモ").summary == "日本語のメモ"

@@ -3,11 +3,14 @@
 Every route gets generated requests, valid and invalid, with an owner's key; path ids point
 at real objects so the bodies reach the service. The checks: no 5xx, and every response
 conforms to the schema the route declares (status code, content type, body), and requests
-the schema forbids are refused with a 4xx. Not checked: that every schema-valid request is
-accepted (``positive_data_acceptance``): business rules rightly refuse some (a key expiring
-in the past, an unknown memory id in a feedback body, a second run while one is in
-progress), with a 4xx that names the field, which the other checks see. The example
-count is bounded for ``make test``; ``make soak`` raises it (``KIOKU_FUZZ_EXAMPLES``).
+the schema forbids are refused with a 4xx. About half of the JSON bodies are made hostile
+(``tests/fuzz/hostile.py``: lone UTF-16 surrogates in strings and object keys, values nested
+up to 900 deep), which the server must refuse with a 4xx too. Not checked: that every
+schema-valid request is accepted (``positive_data_acceptance``): business rules rightly
+refuse some (a key expiring in the past, an unknown memory id in a feedback body, a second
+run while one is in progress), with a 4xx that names the field, which the other checks see.
+The example count is bounded for ``make test``; ``make soak`` raises it
+(``KIOKU_FUZZ_EXAMPLES``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from kioku.models import KeyCreate, MemoryCreate
 from kioku.models.sleep import SleepRequest
 from kioku.runtime import open_runtime
 from tests.conftest import ManualClock, make_settings
+from tests.fuzz.hostile import flatmap_body
 
 EXAMPLES = int(os.environ.get("KIOKU_FUZZ_EXAMPLES", "25"))
 
@@ -58,7 +62,9 @@ def api(tmp_path: Path) -> Iterator[tuple[Any, dict[str, str]]]:
             "context_id": "default", "memory_id": memory.id, "run_id": run.run_id,
             "key_id": spare.id, "key": key.key,
         }  # fmt: skip
-        yield schemathesis.openapi.from_asgi("/openapi.json", create_app(runtime=runtime)), ids
+        schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(runtime=runtime))
+        schema.hook(flatmap_body)
+        yield schema, ids
     finally:
         runtime.close()
 
@@ -70,6 +76,7 @@ def test_no_route_answers_5xx_or_outside_its_schema(
     schema, ids = api
     operation = schema.find_operation_by_label(label)
     assert operation is not None, label
+    hostile = 0
 
     @given(case=operation.as_strategy())
     @settings(
@@ -80,6 +87,8 @@ def test_no_route_answers_5xx_or_outside_its_schema(
         database=None,
     )
     def fuzz(case: Any) -> None:
+        nonlocal hostile
+        hostile += isinstance(case.body, bytes)
         for name in case.path_parameters or {}:
             if name in ids:
                 case.path_parameters[name] = ids[name]
@@ -89,3 +98,5 @@ def test_no_route_answers_5xx_or_outside_its_schema(
         )
 
     fuzz()
+    if operation.body and EXAMPLES >= 25:
+        assert hostile, f"no hostile body was sent to {label}"

@@ -90,13 +90,18 @@ def query_model(model: type[M], names: dict[str, str] | None = None, **values: A
 _SOURCES = ("body", "query", "path", "header", "cookie")
 
 
-def _field_path(loc: tuple[Any, ...]) -> str:
-    # The first element says where the value came from (body, query, path, header).
+def _field_path(error: dict[str, Any]) -> str:
+    """``items[1].content``: where in the request the error is. The first element of the
+    location says where the value came from (body, query, path, header); an error about the
+    body as a whole (not JSON, not an object, a bad key at its top) is named ``body``."""
+    loc = tuple(error.get("loc", ()))
+    if error.get("type") == "json_invalid":
+        return "body"  # pydantic's location is a character offset, no field
     parts = [str(p) for p in (loc[1:] if loc and loc[0] in _SOURCES else loc)]
     path = ""
     for part in parts:
         path += f"[{part}]" if part.isdigit() else (f".{part}" if path else part)
-    return path
+    return path or "body"
 
 
 async def _kioku_error(_: Request, exc: Exception) -> JSONResponse:
@@ -110,10 +115,7 @@ async def _kioku_error(_: Request, exc: Exception) -> JSONResponse:
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    details = [
-        {"field": _field_path(tuple(e.get("loc", ()))), "message": e.get("msg", "invalid")}
-        for e in exc.errors()
-    ]
+    details = [{"field": _field_path(e), "message": e.get("msg", "invalid")} for e in exc.errors()]
     first = details[0] if details else {"field": None, "message": "invalid request"}
     message = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
     return JSONResponse(error_body("invalid_input", message, first["field"], details), 422)

@@ -78,6 +78,9 @@ def jsonable(value: Any) -> Any:
         return value.model_dump(mode="json", exclude_unset=True)
     if isinstance(value, list | tuple):
         return [jsonable(item) for item in value]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        # Keys copied as they are (pydantic refuses a key it cannot encode; the server names it).
+        return {key: jsonable(item) for key, item in value.items()}
     return to_jsonable_python(value)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,6 +60,24 @@ class Call(Generic[T]):
     params: dict[str, Any] | None = None
     body: Any = None
     headers: dict[str, str] | None = None
+
+
+def request_options(call: Call[Any]) -> dict[str, Any]:
+    """The httpx ``request`` keyword arguments of a call. The body is compact UTF-8 JSON, as
+    httpx's ``json=`` writes it, except that text holding a lone UTF-16 surrogate (which UTF-8
+    cannot carry: httpx would fail to encode it) is sent ``\\u``-escaped, so that the server
+    refuses it with a 422 naming the field rather than the client crashing."""
+    headers = dict(call.headers or {})
+    options: dict[str, Any] = {"params": call.params, "headers": headers}
+    if call.body is not None:
+        try:
+            text = json.dumps(call.body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            content = text.encode("utf-8")
+        except UnicodeEncodeError:
+            content = json.dumps(call.body, separators=(",", ":"), allow_nan=False).encode()
+        headers["Content-Type"] = "application/json"
+        options["content"] = content
+    return options
 
 
 def http_options(

@@ -12,7 +12,7 @@ import httpx
 from kioku.client import _operations as ops
 from kioku.client._operations import UNSET, Filters, Unset
 from kioku.client._operations import ingest as ingest_call
-from kioku.client._transport import Call, http_options, read
+from kioku.client._transport import Call, http_options, read, request_options
 from kioku.models import (
     ApiKeyCreated,
     ApiKeyPage,
@@ -92,9 +92,7 @@ class AsyncClient:
         await self._http.__aexit__(exc_type, exc_value, traceback)
 
     async def _send(self, call: Call[T]) -> T:
-        response = await self._http.request(
-            call.method, call.path, params=call.params, json=call.body, headers=call.headers
-        )
+        response = await self._http.request(call.method, call.path, **request_options(call))
         return read(call, response)
 
     # ------------------------------------------------------------ contexts

@@ -12,7 +12,13 @@ import httpx
 from kioku.client import _operations as ops
 from kioku.client._operations import UNSET, Filters, Unset
 from kioku.client._operations import ingest as ingest_call
-from kioku.client._transport import BlockingASGITransport, Call, http_options, read
+from kioku.client._transport import (
+    BlockingASGITransport,
+    Call,
+    http_options,
+    read,
+    request_options,
+)
 from kioku.models import (
     ApiKeyCreated,
     ApiKeyPage,
@@ -95,9 +101,7 @@ class Client:
         self._http.__exit__(exc_type, exc_value, traceback)
 
     def _send(self, call: Call[T]) -> T:
-        response = self._http.request(
-            call.method, call.path, params=call.params, json=call.body, headers=call.headers
-        )
+        response = self._http.request(call.method, call.path, **request_options(call))
         return read(call, response)
 
     # ------------------------------------------------------------ contexts

@@ -18,11 +18,23 @@ R = TypeVar("R")
 def describe(exc: KiokuError | ValidationError) -> str:
     """``not_found (memory_id): memory 'x' not found`` — code, field, message in one line."""
     if isinstance(exc, ValidationError):
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"])
-        return f"invalid_input ({field}): {error['msg']}" if field else error["msg"]
+        errors = exc.errors()
+        unknown = [_path(e["loc"]) for e in errors if e["type"] == "extra_forbidden"]
+        if unknown:
+            # Every unknown argument at once: a model fixing one typo should see them all.
+            names = ", ".join(unknown)
+            return f"invalid_input ({names}): unknown argument(s) {names}, not taken here"
+        error = errors[0]
+        return (
+            f"invalid_input ({_path(error['loc'])}): {error['msg'].removeprefix('Value error, ')}"
+        )
     where = f" ({exc.field})" if exc.field else ""
     return f"{exc.code}{where}: {exc.message}"
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    # An error about the arguments as a whole (a bad key at their top) has no location.
+    return ".".join(str(part) for part in loc) or "arguments"
 
 
 def tool_errors(fn: Callable[P, R]) -> Callable[P, R]:

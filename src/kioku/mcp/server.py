@@ -9,10 +9,10 @@ from typing import Any
 from mcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 
 from kioku._version import __version__
+from kioku.mcp.arguments import CheckedTool
 from kioku.mcp.graph_tools import graph_tools
 from kioku.mcp.lane_tools import lane_tools
 from kioku.mcp.memory_tools import memory_tools
@@ -38,14 +38,15 @@ READ_ONLY = {
 DESTRUCTIVE = {"forget", "forget_by_query", "delete_state"}
 
 
-def as_tool(fn: Callable[..., str]) -> Tool:
-    """A tool with a one-paragraph description and a compact input schema, returning text."""
+def as_tool(fn: Callable[..., str]) -> CheckedTool:
+    """A tool with a one-paragraph description, strict arguments (``CheckedTool``) and a
+    compact input schema, returning text."""
     # Only the hints that say something (absent hints, and no hints at all, cost no tokens).
     hints = ToolAnnotations(
         read_only_hint=True if fn.__name__ in READ_ONLY else None,
         destructive_hint=True if fn.__name__ in DESTRUCTIVE else None,
     )
-    tool = Tool.from_function(
+    tool = CheckedTool.checked(
         fn,
         description=" ".join(inspect.cleandoc(fn.__doc__ or "").split()),
         annotations=hints if hints.model_dump(exclude_none=True) else None,

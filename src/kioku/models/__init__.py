@@ -34,6 +34,7 @@ from kioku.models.forgetting import (
     ForgetResult,
 )
 from kioku.models.graph import EdgeOrigin, ExploreResult, MemoryDetail, MemoryEdge, Neighbour
+from kioku.models.json_input import MAX_JSON_DEPTH
 from kioku.models.lanes import (
     DEFAULT_STATE_TTL,
     MAX_STATE_TTL,
@@ -64,6 +65,7 @@ from kioku.models.memories import (
     MemoryUpdate,
     PinnedItem,
     PinnedResult,
+    TriggerWindowError,
     UpcomingResult,
     check_trigger_window,
 )
@@ -80,6 +82,7 @@ __all__ = [
     "CONTEXT_NAME_PATTERN",
     "DEFAULT_STATE_TTL",
     "MAX_FORGET",
+    "MAX_JSON_DEPTH",
     "MAX_QUERY_CHARS",
     "MAX_STATE_TTL",
     "MAX_SUMMARY_CHARS",
@@ -145,6 +148,7 @@ __all__ = [
     "StatePage",
     "StateSet",
     "TagFilter",
+    "TriggerWindowError",
     "TrustTier",
     "UpcomingResult",
     "check_trigger_window",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, LiteralString
 
 from pydantic import (
     AfterValidator,
@@ -17,6 +17,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from kioku.models.json_input import find_unstorable
 
 DeliveryMode = Literal["on_recall", "always", "on_trigger"]
 SourceType = Literal["manual", "api", "import", "connector", "sleep"]
@@ -53,8 +55,20 @@ Timestamp = Annotated[AwareDatetime, AfterValidator(_storable)]
 SERVER_STAMPED = ("source_type", "trust_tier")
 
 
+def field_error(
+    model: str, loc: tuple[str | int, ...], kind: LiteralString, message: str
+) -> ValidationError:
+    """A validation error located at ``loc`` (a plain ValueError in a model validator would
+    name no field). The refused value is left out: it may not even be printable."""
+    error = PydanticCustomError(kind, "{message}", {"message": message})
+    details = InitErrorDetails(type=error, loc=loc, input=None)
+    return ValidationError.from_exception_data(model, [details])
+
+
 class InputModel(BaseModel):
-    """Base of every request body: unknown fields are an error, not silently dropped."""
+    """Base of every request body (and of every MCP tool's arguments): unknown fields are an
+    error, not silently dropped; provenance fields are the server's; text must be valid
+    Unicode and JSON values at most ``MAX_JSON_DEPTH`` deep (``kioku.models.json_input``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -64,14 +78,20 @@ class InputModel(BaseModel):
         if isinstance(data, dict):
             for name in SERVER_STAMPED:
                 if name in data and name not in cls.model_fields:
-                    # An error located at the field (a plain ValueError here would name none).
                     message = (
                         f"{name} is stamped by the server from the channel and the context; "
                         "a client cannot set it"
                     )
-                    error = PydanticCustomError("server_stamped", message)
-                    details = InitErrorDetails(type=error, loc=(name,), input=data[name])
-                    raise ValidationError.from_exception_data(cls.__name__, [details])
+                    raise field_error(cls.__name__, (name,), "server_stamped", message)
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unstorable(cls, data: Any) -> Any:
+        found = find_unstorable(data) if isinstance(data, dict) else None
+        if found is not None:
+            loc, message = found
+            raise field_error(cls.__name__, loc, "unstorable", message)
         return data
 
 

@@ -27,6 +27,7 @@ from kioku.models.base import (
     TrustTier,
     clean_summary,
     clean_tags,
+    field_error,
 )
 
 MAX_LINKS = 20
@@ -55,22 +56,39 @@ class MemoryCreate(InputModel):
 
     @model_validator(mode="after")
     def _trigger_window(self) -> MemoryCreate:
-        check_trigger_window(self.delivery_mode, self.trigger_from, self.trigger_until)
+        try:
+            check_trigger_window(self.delivery_mode, self.trigger_from, self.trigger_until)
+        except TriggerWindowError as exc:
+            raise field_error(
+                type(self).__name__, (exc.field,), "trigger_window", str(exc)
+            ) from None
         return self
+
+
+class TriggerWindowError(ValueError):
+    """A trigger window rule broken; ``field`` is the one to fix."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def check_trigger_window(
     mode: str, trigger_from: datetime | None, trigger_until: datetime | None
 ) -> None:
-    """``trigger_from`` is required iff ``on_trigger``; the window must not be empty."""
+    """``trigger_from`` is required iff ``on_trigger``; the window must not be empty. A window
+    without ``on_trigger`` names the window field sent (trigger_from first)."""
     if mode == "on_trigger":
         if trigger_from is None:
-            raise ValueError("trigger_from is required when delivery_mode is on_trigger")
+            raise TriggerWindowError(
+                "trigger_from is required when delivery_mode is on_trigger", "trigger_from"
+            )
         if trigger_until is not None and trigger_until <= trigger_from:
-            raise ValueError("trigger_until must be after trigger_from")
+            raise TriggerWindowError("trigger_until must be after trigger_from", "trigger_until")
     elif trigger_from is not None or trigger_until is not None:
-        raise ValueError(
-            "trigger_from/trigger_until are only allowed with delivery_mode on_trigger"
+        raise TriggerWindowError(
+            "trigger_from/trigger_until are only allowed with delivery_mode on_trigger",
+            "trigger_from" if trigger_from is not None else "trigger_until",
         )
 
 

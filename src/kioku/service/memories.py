@@ -19,6 +19,7 @@ from kioku.models import (
     MemoryPage,
     MemoryUpdate,
     RecallFilters,
+    TriggerWindowError,
     check_trigger_window,
 )
 from kioku.search.tokenize import tokenize
@@ -236,8 +237,8 @@ class MemoryService:
         trigger_until = sent.get("trigger_until", current.trigger_until)
         try:
             check_trigger_window(mode, trigger_from, trigger_until)
-        except ValueError as exc:
-            raise InvalidInputError(str(exc), field="trigger_from") from exc
+        except TriggerWindowError as exc:
+            raise InvalidInputError(str(exc), field=exc.field) from exc
         changes = MemoryChanges(values={k: v for k, v in sent.items()})
         summary = sent.get("summary", current.summary)
         content = sent.get("content", current.content)

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from kioku.clock import Clock, system_clock
 from kioku.errors import InvalidInputError, NotFoundError, PayloadTooLargeError
 from kioku.models import MAX_STATE_TTL, STATE_KEY_PATTERN, State, StatePage, StateSet
+from kioku.models.json_input import exceeds_depth
 from kioku.service.contexts import ContextService
 from kioku.service.cursors import pack_cursor, unpack_cursor
 from kioku.service.guard import operation
@@ -46,6 +47,17 @@ def encode_state_value(value: object, max_bytes: int) -> str:
     return text
 
 
+def stored_value(text: str) -> object:
+    """A stored value as served. One nested deeper than ``MAX_JSON_DEPTH`` (written before
+    that limit existed) cannot be sent as JSON: it is served as its JSON text instead, so
+    reading the key, or the context's state, never fails."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return text
+    return text if exceeds_depth(value) else value
+
+
 def state_view(row: StateRow, now: datetime, *, ttl_clamped: bool = False) -> State:
     """The wire form of a stored key, with the seconds it has left at ``now``."""
     left = None
@@ -54,7 +66,7 @@ def state_view(row: StateRow, now: datetime, *, ttl_clamped: bool = False) -> St
     return State(
         context_id=row.context_id,
         key=row.key,
-        value=json.loads(row.value),
+        value=stored_value(row.value),
         expires_at=row.expires_at,
         expires_in_seconds=left,
         ttl_clamped=ttl_clamped,

@@ -9,9 +9,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from kioku.errors import InvalidInputError, KiokuError
+from kioku.errors import KiokuError
 from kioku.models import MemoryCreate, RecallFilters, RecallRequest
-from kioku.models.memories import check_trigger_window
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
 from kioku.ui.forms import FormError, moment, number, status_of, tag_list, validated
 from kioku.ui.render import page
@@ -108,16 +107,7 @@ def add_memory(request: Request, context_id: str, form: PostedDep) -> Response:
     who = form.viewer
     runtime = runtime_of(request)
     try:
-        fields = memory_fields(form.fields)
-        try:  # checked here too so the message names the field (the model's check cannot)
-            check_trigger_window(
-                fields.get("delivery_mode", "on_recall"),
-                fields.get("trigger_from"),
-                fields.get("trigger_until"),
-            )
-        except ValueError as exc:
-            raise InvalidInputError(str(exc), field="trigger_from") from exc
-        data = validated(MemoryCreate, fields)
+        data = validated(MemoryCreate, memory_fields(form.fields))
         memory = runtime.memories.remember(who.principal, context_id, data)
     except KiokuError as exc:
         if status_of(exc) not in (422, 413):
