@@ -17,7 +17,7 @@ from kioku.runtime import Runtime
 
 def neighbour_json(neighbour: Neighbour) -> dict[str, Any]:
     """A memory reached through the graph: the memory, its activation and path."""
-    data = memory_json(neighbour)
+    data = memory_json(neighbour, listed=True)
     for name in ("activation", "hops", "path"):
         data.pop(name, None)
     data.update(activation=neighbour.activation, path=neighbour.path)

@@ -54,7 +54,7 @@ def lane_tools(
             cap=cap,
             filters=filters.to_recall_filters() if filters else RecallFilters(),
         )
-        items = [{**memory_json(item), "lane": item.lane} for item in result.items]
+        items = [{**memory_json(item, listed=True), "lane": item.lane} for item in result.items]
         return dumps(
             {
                 "items": items,
@@ -72,7 +72,7 @@ def lane_tools(
     ) -> str:
         """on_trigger memories whose window meets [start, end): what falls due soon."""
         result = runtime().delivery.upcoming(principal_of(ctx), context_id, start=start, end=end)
-        items = [memory_json(item) for item in result.items]
+        items = [memory_json(item, listed=True) for item in result.items]
         return dumps(
             {
                 "items": items,

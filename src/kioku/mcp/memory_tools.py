@@ -180,7 +180,10 @@ def memory_tools(
             limit=limit,
         )
         return dumps(
-            {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
+            {
+                "items": [memory_json(m, listed=True) for m in page.items],
+                "next_cursor": page.next_cursor,
+            }
         )
 
     @tool_errors

@@ -23,12 +23,22 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def memory_json(memory: Memory) -> dict[str, Any]:
-    """One memory as an agent reads it: ``memory_id`` first, empties dropped."""
+# What a memory is unless said otherwise: a listed memory leaves these out (the tools'
+# descriptions and schemas name the defaults), so a page of results does not repeat them.
+LISTING_DEFAULTS = {"type": "note", "importance": 0.5, "delivery_mode": "on_recall"}
+
+
+def memory_json(memory: Memory, *, listed: bool = False) -> dict[str, Any]:
+    """One memory as an agent reads it: ``memory_id`` first, empties dropped. ``listed``: one
+    of a page from one context (recall, list_memories, load_pinned, explore), which leaves out
+    the context id the caller named and the fields at their defaults (``LISTING_DEFAULTS``)."""
     data: dict[str, Any] = {"memory_id": memory.id}
     for name, value in memory.model_dump(mode="json", exclude=_BOOKKEEPING).items():
-        if value not in (None, "", []):
-            data[name] = value
+        if value in (None, "", []):
+            continue
+        if listed and (name == "context_id" or LISTING_DEFAULTS.get(name, ...) == value):
+            continue
+        data[name] = value
     if memory.deleted_at is not None:
         data["deleted_at"] = memory.deleted_at.isoformat()
     if memory.suspicious:
@@ -38,7 +48,7 @@ def memory_json(memory: Memory) -> dict[str, Any]:
 
 def hit_json(hit: RecallHit, *, explain: bool) -> dict[str, Any]:
     """A recall result: the memory, its score, and (asked for) how the score was made."""
-    data = memory_json(hit)
+    data = memory_json(hit, listed=True)
     data["score"] = round(hit.score, 4)
     if explain:
         data["score_breakdown"] = hit.score_breakdown.model_dump(mode="json")
