@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,7 +26,7 @@ TOOLS = {
 }  # fmt: skip
 # 12,000 for the first 18 tools; forget_by_query (two-step, its filters) costs ~1,400 more;
 # ~550 is every schema saying additionalProperties: false (unknown arguments are refused).
-TOOL_LIST_BUDGET = 14_000
+TOOL_LIST_BUDGET = 15_000
 
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -65,8 +67,25 @@ def test_every_tool_is_listed_described_and_within_the_token_budget(runtime: Run
             size += len(json.dumps(tool.model_dump(mode="json", by_alias=True, exclude_none=True),
                                    ensure_ascii=False, separators=(",", ":")))  # fmt: skip
         assert size + len(INSTRUCTIONS) < TOOL_LIST_BUDGET, size
+        said = docs_tool_list_size()
+        assert said == (len(listed), size, len(INSTRUCTIONS), TOOL_LIST_BUDGET), (
+            "docs/mcp.md's 'Size of the tool list' table must say what the server lists now: "
+            f"{len(listed)} tools, {size:,}, {len(INSTRUCTIONS):,}, budget {TOOL_LIST_BUDGET:,}"
+        )
 
     drive(build_mcp(runtime), scenario)
+
+
+def docs_tool_list_size() -> tuple[int, int, int, int]:
+    """What docs/mcp.md's size table says: tools, their characters, instructions, budget."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text()
+    tools = re.search(r"\| tool list \((\d+) tools[^|]*\| ([\d,]+) \|", text)
+    instructions = re.search(r"\| server instructions \| ([\d,]+) \|", text)
+    budget = re.search(r"\*\*total\*\* \| \*\*[\d,]+\*\* \(budget ([\d,]+)", text)
+    assert tools and instructions and budget, "docs/mcp.md lost its size table"
+    number = lambda found: int(found.replace(",", ""))  # noqa: E731
+    return (int(tools.group(1)), number(tools.group(2)), number(instructions.group(1)),
+            number(budget.group(1)))  # fmt: skip
 
 
 def test_tools_write_with_manual_provenance_and_read_compactly(runtime: Runtime) -> None:
@@ -201,5 +220,28 @@ def test_forget_by_query_is_destructive_and_previews_before_it_forgets(runtime: 
         assert "confirmation" not in done
         left = await call(client, "list_memories", {})
         assert [m["summary"] for m in left["items"]] == ["Bob's birthday rule"]
+
+    drive(build_mcp(runtime), scenario)
+
+
+def test_a_listed_memory_leaves_out_what_the_call_said_and_the_defaults(runtime: Runtime) -> None:
+    async def scenario(client: Client) -> None:
+        plain = await call(client, "remember", {"summary": "Alice prefers green tea"})
+        weighty = await call(client, "remember", {"summary": "Alice's tea is from Uji",
+                                                  "importance": 0.9, "type": "fact"})  # fmt: skip
+        whole = await call(client, "get_memory", {"memory_id": plain["memory_id"]})
+        assert whole["context_id"] and whole["type"] == "note"  # a single memory: whole
+        hits = {
+            h["memory_id"]: h
+            for h in (await call(client, "recall", {"query": "Alice tea"}))["results"]
+        }
+        first, second = hits[plain["memory_id"]], hits[weighty["memory_id"]]
+        for hit in (first, second):
+            assert "context_id" not in hit and "delivery_mode" not in hit
+            assert (hit["source_type"], hit["trust_tier"]) == ("manual", "trusted")
+        assert "type" not in first and "importance" not in first
+        assert (second["type"], second["importance"]) == ("fact", 0.9)
+        listed = (await call(client, "list_memories", {}))["items"]
+        assert all("context_id" not in item for item in listed)
 
     drive(build_mcp(runtime), scenario)

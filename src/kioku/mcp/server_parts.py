@@ -14,8 +14,9 @@ from kioku.service.principal import Principal
 PrincipalOf = Callable[[Context], Principal]
 """Who is calling this tool: the local owner on stdio and loopback dev, the key's owner later."""
 
-CONTEXT_ID = str
-"""A context's id or name (the server instructions say so once, not every tool)."""
+CONTEXT_ID = Annotated[str, Field(description="Context id or name.")]
+"""A context's id or name, said in every tool's schema: some clients drop the server
+instructions, and the argument is in nearly every tool."""
 FILTERS = Annotated[
     RecallFilters | None,
     Field(description='AND-ed, e.g. {"trust_tier": "trusted"}'),
