@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import typer
@@ -15,11 +18,14 @@ from kioku.cli.common import (
     cli_runtime,
     console,
     count,
+    err_console,
     handle_errors,
     print_json,
 )
 from kioku.errors import InvalidInputError
 from kioku.models import BatchCreate, MemoryCreate
+from kioku.runtime import Runtime
+from kioku.service.principal import Principal
 
 _BATCH = 100
 
@@ -107,21 +113,77 @@ def import_jsonl(
 def reembed(
     context: str = ContextOption,
     yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+    as_json: bool = JsonOption,
 ) -> None:
-    """Re-embed every memory of a context with the configured embedder (after a model change)."""
+    """Re-embed every memory of a context with the configured embedder (after a model change).
+
+    A server on the same database may embed some of them meanwhile (it shares the queue): the
+    progress counts what is done by anyone, and the command waits for the rest."""
     if not yes:
-        typer.confirm(f"Drop and recompute every vector of context {context}?", abort=True)
+        typer.confirm(
+            f"Drop and recompute every vector of context {context}?", abort=True, err=True
+        )
     with cli_runtime() as runtime, handle_errors():
-        if runtime.embedding is None:
+        if runtime.embedding is None or runtime.embedder is None:
             raise InvalidInputError("no embedder configured (KIOKU_EMBEDDER=none)")
         principal = runtime.local_principal("cli")
         row = runtime.contexts.resolve(principal, context)
         total = runtime.store.reset_embeddings(principal.workspace_id, row.id)
-        with Progress(console=console) as progress:
-            task = progress.add_task(f"embedding with {runtime.embedder.name}", total=total)  # type: ignore[union-attr]
-            # Claimed jobs of other contexts are embedded too: they are leased to this
-            # process now, and leaving them would delay them until the lease runs out.
-            while jobs := runtime.embedding.claim(64):
-                runtime.embedding.embed_jobs(jobs)
-                progress.advance(task, sum(job.context_id == row.id for job in jobs))
-    console.print(f"re-embedded {count(total, 'memory', 'memories')} of {context}")
+        waiting = timedelta(seconds=runtime.settings.embed_lease_seconds + 10)
+        with Progress(console=err_console, disable=as_json, transient=as_json) as progress:
+            task = progress.add_task(f"embedding with {runtime.embedder.name}", total=total)
+            left = reembed_until_done(
+                runtime, principal, row.id, waiting,
+                lambda left: progress.update(task, completed=max(0, total - left)),
+            )  # fmt: skip
+        statuses = runtime.stats.stats(principal, row.id).embeddings
+    failed = statuses.get("failed", 0)
+    result = {
+        "context": context, "model": runtime.embedder.name, "memories": total,
+        "embedded": total - left - failed, "failed": failed, "pending": left,
+    }  # fmt: skip
+    if as_json:
+        print_json(result)
+    else:
+        console.print(
+            f"re-embedded {count(result['embedded'], 'memory', 'memories')} of {context}"
+            + (f"; {failed} failed (see the log)" if failed else "")
+            + (f"; {left} still pending, held by another worker" if left else "")
+        )
+    if left or failed:
+        raise typer.Exit(1)
+
+
+def reembed_until_done(
+    runtime: Runtime,
+    principal: Principal,
+    context_id: str,
+    waiting: timedelta,
+    progressed: Callable[[int], None],
+) -> int:
+    """Embed the context's pending memories in this process, and wait for those another
+    worker (a server on this database) has claimed, until none is pending or nothing has moved
+    for ``waiting`` (longer than a lease: a crashed worker's claim runs out before). Returns
+    how many are still pending. Claimed jobs of other contexts are embedded too: they are
+    leased to this process now, and leaving them would delay them until the lease runs out."""
+    assert runtime.embedding is not None
+    left = _pending(runtime, principal, context_id)
+    quiet_since = time.monotonic()
+    while left:
+        jobs = runtime.embedding.claim(64)
+        if jobs:
+            runtime.embedding.embed_jobs(jobs)
+        now_left = _pending(runtime, principal, context_id)
+        if now_left < left:
+            quiet_since = time.monotonic()
+        left = now_left
+        progressed(left)
+        if not jobs and left:
+            if time.monotonic() - quiet_since > waiting.total_seconds():
+                break
+            time.sleep(0.5)  # another worker holds them: let it finish
+    return left
+
+
+def _pending(runtime: Runtime, principal: Principal, context_id: str) -> int:
+    return runtime.stats.stats(principal, context_id).embeddings.get("pending", 0)
