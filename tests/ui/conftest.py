@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from playwright.sync_api import Browser as PlaywrightBrowser
 
 from kioku.api import create_app
 from kioku.embeddings.fake import FakeEmbedder
@@ -19,6 +20,7 @@ from kioku.models import KeyCreate
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.principal import Principal
 from tests.conftest import ManualClock, make_settings
+from tests.ui.browser import launched_chromium
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 SIGNIN_TOKEN = re.compile(r'name="signin_token" value="([^"]+)"')
@@ -105,3 +107,10 @@ def browser(secured: Runtime) -> Iterator[Callable[..., Browser]]:
         finally:
             for b in opened:
                 b.close()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[PlaywrightBrowser]:
+    """Debian's headless Chromium for a module's browser tests."""
+    with launched_chromium() as browser:
+        yield browser

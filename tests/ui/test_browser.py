@@ -11,9 +11,7 @@ main pages go to ``$KIOKU_TEST_ARTIFACTS`` (default ``test-artifacts/ui/`` in th
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -21,30 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.conftest import kioku_env, running_server
+from tests.ui.browser import shoot
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = "/usr/bin/chromium"
-# As root in a container: no sandbox; and no calls home (this machine has no internet).
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-REPO = Path(__file__).resolve().parents[2]
 ENV = {"KIOKU_SLEEP_INTERVAL_SECONDS": "0"}  # only the Sleep runs this test starts
-
-
-def artefacts() -> Path:
-    folder = Path(os.environ.get("KIOKU_TEST_ARTIFACTS") or REPO / "test-artifacts") / "ui"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def shoot(page: Page, name: str) -> None:
-    page.screenshot(path=str(artefacts() / f"{name}.png"), full_page=True)
 
 
 def cli(data: Path, *args: str) -> str:
@@ -64,21 +46,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
         keys[role] = json.loads(created)["key"]
     with running_server(data, env=ENV) as base:
         yield base, keys
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail(
-            f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium "
-            "fonts-noto-cjk; .ci/run does). The browser tests never download a browser."
-        )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture

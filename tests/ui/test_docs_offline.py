@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Route, sync_playwright
+from playwright.sync_api import Browser, Route
 
 from tests.e2e.conftest import running_server
-from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS, shoot
+from tests.ui.browser import shoot
 
 pytestmark = pytest.mark.e2e
 
@@ -19,16 +19,6 @@ pytestmark = pytest.mark.e2e
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with running_server(tmp_path_factory.mktemp("docs"), "--dev") as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def test_the_pages_name_no_outside_address(base: str) -> None:

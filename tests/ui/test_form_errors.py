@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from tests.e2e.conftest import running_server
-from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS, shoot
+from tests.ui.browser import shoot
 
 pytestmark = pytest.mark.e2e
 
@@ -21,25 +21,23 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def test_a_refused_form_shows_its_error_in_view(base: str) -> None:
+def test_a_refused_form_shows_its_error_in_view(base: str, chromium: Browser) -> None:
     items = [{"summary": f"Meeting note number {i} about the quarterly plan"} for i in range(20)]
     made = httpx.post(f"{base}/api/v1/contexts/default/memories/batch", json={"items": items})
     assert made.status_code == 200, made.text
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.goto(f"{base}/ui/")
-            page.get_by_role("button", name="Continue as the local owner").click()
-            page.goto(f"{base}/ui/contexts/default")
-            form = page.locator("form", has=page.get_by_role("button", name="Add memory"))
-            form.get_by_label("Summary").fill("A note with an impossible importance")
-            form.get_by_label("Importance").fill("7")
-            form.get_by_role("button", name="Add memory").click()
-            error = page.locator("#form-error")
-            expect(error).to_contain_text("importance")
-            expect(error).to_be_focused()
-            expect(error).to_be_in_viewport()
-            shoot(page, "form-error")
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        page.goto(f"{base}/ui/")
+        page.get_by_role("button", name="Continue as the local owner").click()
+        page.goto(f"{base}/ui/contexts/default")
+        form = page.locator("form", has=page.get_by_role("button", name="Add memory"))
+        form.get_by_label("Summary").fill("A note with an impossible importance")
+        form.get_by_label("Importance").fill("7")
+        form.get_by_role("button", name="Add memory").click()
+        error = page.locator("#form-error")
+        expect(error).to_contain_text("importance")
+        expect(error).to_be_focused()
+        expect(error).to_be_in_viewport()
+        shoot(page, "form-error")
+    finally:
+        page.close()

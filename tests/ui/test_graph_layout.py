@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from tests.e2e.conftest import running_server
-from tests.ui.test_browser import CHROMIUM, CHROMIUM_ARGS, shoot
+from tests.ui.browser import shoot
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def test_labels_never_overlap_and_the_graph_fills_the_width(base: str) -> None:
+def test_labels_never_overlap_and_the_graph_fills_the_width(base: str, chromium: Browser) -> None:
     api = f"{base}/api/v1/contexts/default/memories"
     centre = httpx.post(api, json={"summary": "The infrastructure notes of the platform team"})
     first_ring: list[str] = []
@@ -65,18 +65,16 @@ def test_labels_never_overlap_and_the_graph_fills_the_width(base: str) -> None:
         made = httpx.post(api, json={"summary": summary, "linked_memory_ids": [link]})
         assert made.status_code == 201, made.text
         first_ring.append(made.json()["id"])
-    with sync_playwright() as playwright:
-        browser: Browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900}, locale="ja-JP")
-            page.goto(f"{base}/ui/")
-            page.get_by_role("button", name="Continue as the local owner").click()
-            page.goto(f"{base}/ui/contexts/default/memories/{centre.json()['id']}/graph?depth=2")
-            expect(page.locator("#graph")).to_have_attribute("data-ready", "13")
-            measured = page.evaluate(MEASURE)
-            shoot(page, "graph-layout")
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1280, "height": 900}, locale="ja-JP")
+    try:
+        page.goto(f"{base}/ui/")
+        page.get_by_role("button", name="Continue as the local owner").click()
+        page.goto(f"{base}/ui/contexts/default/memories/{centre.json()['id']}/graph?depth=2")
+        expect(page.locator("#graph")).to_have_attribute("data-ready", "13")
+        measured = page.evaluate(MEASURE)
+        shoot(page, "graph-layout")
+    finally:
+        page.close()
     assert measured["labels"] == 13
     assert measured["overlaps"] == 0, measured
     assert measured["outside"] == 0, measured
