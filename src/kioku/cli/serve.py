@@ -7,6 +7,8 @@ import ipaddress
 import typer
 
 from kioku.cli.common import console, err_console
+from kioku.embeddings.e5onnx.errors import ModelCacheError
+from kioku.embeddings.factory import prepare_embedder
 from kioku.settings import Settings
 from kioku.storage.urls import display_url
 
@@ -44,6 +46,11 @@ def serve(
         )
         raise typer.Exit(2)
     settings = Settings(host=host, port=port, dev=dev)
+    try:
+        conversion_seconds = prepare_embedder(settings)
+    except ModelCacheError as exc:
+        err_console.print(f"[red]cannot start[/red]: {exc}")
+        raise typer.Exit(1) from None
     base = settings.base_url
     console.print(f"kioku serving [bold]{display_url(settings.database_url)}[/bold]")
     console.print(f"  web UI     {base}/ui/")
@@ -51,6 +58,11 @@ def serve(
     console.print(f"  REST API   {base}/api/v1")
     console.print(f"  OpenAPI    {base}/docs")
     console.print(f"  health     {base}/health")
+    if conversion_seconds:
+        console.print(
+            f"  converted the bundled embedding model once, in {conversion_seconds:.1f} s "
+            f"({settings.model_dir})"
+        )
     if dev:
         console.print(
             "  (--dev: loopback, no keys needed: local development mode; the UI offers "

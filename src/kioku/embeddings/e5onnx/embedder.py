@@ -66,7 +66,8 @@ class E5OnnxEmbedder:
         """Mean of the last hidden states of one ``<s> … </s>`` sequence."""
         tokens = np.asarray(ids, dtype=np.int64)
         x = dequantize(self._words[tokens]) + self._positions[: len(ids)] + self._type
-        return self._session.run([OUTPUT], {INPUT: x[None].astype(np.float32)})[0][0]
+        (pooled,) = self._session.run([OUTPUT], {INPUT: x[None].astype(np.float32)})
+        return np.asarray(pooled)[0]
 
     def _embed(self, text: str, prefix: str) -> np.ndarray:
         tok = self._tokenizer

