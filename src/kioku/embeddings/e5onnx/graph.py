@@ -19,12 +19,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from kioku.embeddings.e5onnx.constants import INPUT, OUTPUT
 from kioku.embeddings.e5onnx.weights import E5Weights, dequantize
-
-RECIPE = 1
-"""Bump when the graph or the quantisation changes: it is part of the model's identity."""
-INPUT = "embeddings"
-OUTPUT = "pooled"
 
 
 def quantize_rows(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
