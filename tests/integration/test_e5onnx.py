@@ -282,3 +282,71 @@ def test_recall_answers_during_a_bulk_import(tmp_path: Path, fast: E5OnnxEmbedde
         assert runtime.store.pending_count() == 0  # and the import still finished
     finally:
         runtime.close()
+
+
+# -- the server with the bundled embedder
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_serve_loads_the_bundled_embedder_and_answers_a_recall(
+    tmp_path: Path, model_dir: Path, fast: E5OnnxEmbedder
+) -> None:
+    """A regression: usearch (the SQLite HNSW graph) loaded before onnxruntime crashed the
+    server at start (segfault in libstdc++'s initialisation)."""
+    import httpx
+
+    port = _free_port()
+    env = {
+        **os.environ,
+        "KIOKU_MODEL_DIR": str(model_dir),
+        "KIOKU_DATABASE_URL": f"sqlite:///{tmp_path / 'kioku.db'}",
+    }
+    env.pop("KIOKU_EMBEDDER", None)
+    kioku = Path(sys.executable).with_name("kioku")
+    log = tmp_path / "serve.log"
+    with log.open("w") as sink:
+        server = subprocess.Popen(
+            [str(kioku), "serve", "--dev", "--port", str(port)], env=env, stdout=sink, stderr=sink
+        )
+    base = f"http://127.0.0.1:{port}/api/v1/contexts/default"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert server.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the server did not come up"
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        created = httpx.post(
+            f"{base}/memories?wait=true", json={"summary": JAPANESE[0]}, timeout=60
+        )
+        assert created.status_code in (200, 201), created.text
+        found = httpx.post(f"{base}/recall", json={"query": "本社はどこ"}, timeout=60)
+        assert found.status_code == 200, found.text
+        assert "vector" in found.json()["legs"]
+        assert found.json()["results"][0]["summary"] == JAPANESE[0]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_the_embedder_loads_after_the_hnsw_graph_library() -> None:
+    script = (
+        "import numpy as np\n"
+        "from kioku.storage.vector_graph import HnswGraph\n"
+        "HnswGraph.build(4, ['a', 'b'], np.eye(2, 4, dtype=np.float32))\n"
+        "import onnxruntime\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
