@@ -207,7 +207,10 @@ def ingest_section(results: Mapping[str, Any], show_baselines: bool = True) -> s
 
 SCALE_HEADER = ["memories", "real", "synthetic", "fill accepted/s", "fill vectors/s", "arm",
                 "p50 ms", "p95 ms", "p99 ms", "queries", "first query", "peak RSS MB"]  # fmt: skip
-STEPS = ("resolve context", "embed query", "lexical leg", "vector leg", "fetch rows")
+STEPS = (
+    "resolve context", "tokenize query", "lexical leg", "embed query", "vector leg", "fetch rows",
+    "whole recall", "serialize",
+)  # fmt: skip
 
 
 def _step(summary: Mapping[str, Any] | None) -> str:
