@@ -350,3 +350,28 @@ def test_the_embedder_loads_after_the_hnsw_graph_library() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_queries_during_a_bulk_batch_change_no_vector(fast: E5OnnxEmbedder) -> None:
+    """Queries make the second lane pause between texts; the batch's vectors stay the same."""
+    import threading
+
+    texts = [f"{text} ({i})" for i in range(6) for text in [*ENGLISH, *JAPANESE]]
+    alone = fast.embed_documents(texts)
+    done = threading.Event()
+    queried: list[np.ndarray] = []
+
+    def ask() -> None:
+        while not done.is_set():
+            queried.append(fast.embed_query(QUERIES[len(queried) % len(QUERIES)]))
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    try:
+        during = fast.embed_documents(texts)
+    finally:
+        done.set()
+        asker.join()
+    assert queried, "no query ran during the batch"
+    assert np.array_equal(alone, during)
+    assert np.array_equal(queried[0], fast.embed_query(QUERIES[0]))

