@@ -8,7 +8,6 @@ import logging
 import logging.config
 import math
 import socket
-
 from typing import TYPE_CHECKING
 
 import typer
