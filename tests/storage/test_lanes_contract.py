@@ -196,3 +196,5 @@ def test_update_context_and_listing_counts(store: Store) -> None:
     assert [(c.name, c.memory_count) for c in listed] == [("B-side", 0), ("notes", 2)]
     assert store.context_counts(ws, ctx.id, T0).external == 2
     assert store.pending_count() == 2
+    queue = store.embedding_queue()  # both pending since T0 (what /metrics reports)
+    assert (queue.depth, queue.oldest) == (2, T0)

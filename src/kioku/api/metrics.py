@@ -106,11 +106,13 @@ class _QueueCollector(Collector):
         runtime = self._runtime()
         if runtime is None:
             return
-        depth = runtime.store.pending_count()
-        since = runtime.store.pending_since()
+        queue = runtime.store.embedding_queue()
+        since = queue.oldest
         age = max(0.0, (datetime.now(UTC) - since).total_seconds()) if since else 0.0
         yield GaugeMetricFamily(
-            "kioku_embedding_queue_depth", "Memories waiting for a vector (all workspaces).", depth
+            "kioku_embedding_queue_depth",
+            "Memories waiting for a vector (all workspaces).",
+            queue.depth,
         )
         yield GaugeMetricFamily(
             "kioku_embedding_queue_oldest_age_seconds",

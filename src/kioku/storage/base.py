@@ -22,6 +22,7 @@ from kioku.storage.records import (
     EdgeChange,
     EdgeRow,
     EmbeddingJob,
+    EmbeddingQueue,
     FeedbackRow,
     MemoryChanges,
     MemoryFilter,
@@ -318,9 +319,9 @@ class Store(SleepStore, ConnectorStore, Protocol):
         """How many memories (all workspaces) wait for a vector: the embedding queue length."""
         ...
 
-    def pending_since(self) -> datetime | None:
-        """When the longest-waiting memory (all workspaces) was last written, so how old the
-        embedding queue's oldest item is; ``None`` when nothing waits."""
+    def embedding_queue(self) -> EmbeddingQueue:
+        """The embedding queue (all workspaces) in one query: how many memories wait for a
+        vector and when the longest-waiting one was last written (for ``/metrics``)."""
         ...
 
     # -- claims: what several replicas on one database must not do twice

@@ -136,6 +136,14 @@ class MemoryFilter:
 
 
 @dataclass(frozen=True)
+class EmbeddingQueue:
+    """Memories waiting for a vector: how many, and the oldest one's last write."""
+
+    depth: int
+    oldest: datetime | None
+
+
+@dataclass(frozen=True)
 class EmbeddingJob:
     """A memory whose vector is missing, with the text to embed."""
 

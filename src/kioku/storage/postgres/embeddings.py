@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ from psycopg.rows import DictRow
 
 from kioku.storage.postgres.codec import encode_vector
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
-from kioku.storage.records import EmbeddingJob, embedding_text
+from kioku.storage.records import EmbeddingJob, EmbeddingQueue, embedding_text
 
 log = logging.getLogger(__name__)
 
@@ -224,13 +223,14 @@ class PostgresEmbeddingLane:
         assert row is not None
         return row["n"]
 
-    def pending_since(self) -> datetime | None:
+    def embedding_queue(self) -> EmbeddingQueue:
         with self.db.transaction(ALL_WORKSPACES) as conn:
             row = conn.execute(
-                "SELECT min(updated_at) AS oldest FROM memories WHERE embedding_status = 'pending'"
+                "SELECT count(*) AS depth, min(updated_at) AS oldest FROM memories "
+                "WHERE embedding_status = 'pending'"
             ).fetchone()
         assert row is not None
-        return row["oldest"]
+        return EmbeddingQueue(row["depth"], row["oldest"])
 
     def _bump_generation(
         self, conn: Connection[DictRow], workspace_id: str, context_id: str

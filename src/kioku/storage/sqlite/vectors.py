@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
 
 import numpy as np
 
-from kioku.storage.records import EmbeddingJob, MemoryFilter, ScoredId, embedding_text
+from kioku.storage.records import (
+    EmbeddingJob,
+    EmbeddingQueue,
+    MemoryFilter,
+    ScoredId,
+    embedding_text,
+)
 from kioku.storage.sqlite.bm25 import DocumentFrequencies, rank_rows
 from kioku.storage.sqlite.codec import decode_time, decode_vector, encode_vector
 from kioku.storage.sqlite.connection import SQLiteDatabase
@@ -252,13 +257,15 @@ class SQLiteVectorLane:
             .fetchone()[0]
         )
 
-    def pending_since(self) -> datetime | None:
-        oldest = (
+    def embedding_queue(self) -> EmbeddingQueue:
+        depth, oldest = (
             self.db.connection()
-            .execute("SELECT min(updated_at) FROM memories WHERE embedding_status = 'pending'")
-            .fetchone()[0]
+            .execute(
+                "SELECT count(*), min(updated_at) FROM memories WHERE embedding_status = 'pending'"
+            )
+            .fetchone()
         )
-        return decode_time(oldest)
+        return EmbeddingQueue(depth, decode_time(oldest))
 
     def _bump_generation(self, conn: sqlite3.Connection, context_id: str) -> int:
         return conn.execute(
