@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kioku.api.ratelimit import TokenBucketLimiter, address_key, retry_after_seconds
+from kioku.asgi_body import BodyTooLarge, read_body, replaying
 from kioku.mcp.registration import MAX_REGISTRATION_BYTES
 
 REGISTRATION_BURST = 20
@@ -37,17 +38,13 @@ class RegistrationGate:
         if declared.isdigit() and int(declared) > MAX_REGISTRATION_BYTES:
             await _refuse(send, 413, _too_large())
             return
-        body = b""
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            body += message.get("body", b"")
-            if len(body) > MAX_REGISTRATION_BYTES:
-                await _refuse(send, 413, _too_large())
-                return
-            if not message.get("more_body", False):
-                break
+        try:
+            body = await read_body(receive, MAX_REGISTRATION_BYTES)
+        except BodyTooLarge:
+            await _refuse(send, 413, _too_large())
+            return
+        if body is None:
+            return  # the client went away
         wait = self.limiter.check(address_key(scope))
         if wait is not None:
             retry = retry_after_seconds(wait)
@@ -55,16 +52,7 @@ class RegistrationGate:
             error = {"error": "too_many_requests", "error_description": description}
             await _refuse(send, 429, error, ((b"retry-after", str(retry).encode()),))
             return
-        delivered = False
-
-        async def replay() -> Message:
-            nonlocal delivered
-            if delivered:
-                return await receive()
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 def _too_large() -> dict[str, str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kioku.asgi_body import read_body, replaying
 
 
 class PublicClientRevocation:
@@ -24,23 +26,11 @@ class PublicClientRevocation:
         if scope["type"] != "http" or scope["path"] != self.path or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body", False):
-                break
+        body = await read_body(receive)
+        if body is None:
+            return  # the client went away
         if "client_secret" not in parse_qs(body.decode("latin-1")):
             body += b"&client_secret=" if body else b"client_secret="
         headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
         headers.append((b"content-length", str(len(body)).encode()))
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app({**scope, "headers": headers}, replay, send)
+        await self.app({**scope, "headers": headers}, replaying(body, receive), send)
