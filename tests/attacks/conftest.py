@@ -9,26 +9,15 @@ come from the CLI, as an operator would make them.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import kioku_env, running_server
+from tests.e2e.conftest import cli, running_server
 
 pytestmark = pytest.mark.e2e
-
-
-def cli(data: Path, *args: str) -> str:
-    """``kioku ARGS`` on the database under ``data``; its standard output."""
-    done = subprocess.run(
-        [sys.executable, "-m", "kioku.cli", *args], env=kioku_env(data),
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    return done.stdout
 
 
 def create_key(data: Path, name: str, *options: str) -> str:

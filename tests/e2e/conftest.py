@@ -30,6 +30,16 @@ def kioku_env(data: Path) -> dict[str, str]:
     }
 
 
+def cli(data: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """``kioku ARGS`` on the database under ``data`` (``env`` adds to its environment); its
+    standard output. A failure raises, with the command's output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kioku.cli", *args], env={**kioku_env(data), **(env or {})},
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return done.stdout
+
+
 @contextmanager
 def running_server(
     data: Path, *args: str, env: dict[str, str] | None = None, log_name: str = "serve.log"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,17 +14,9 @@ import pytest
 from mcp import Client as MCPClient
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.conftest import kioku_env, running_server
+from tests.e2e.conftest import cli, running_server
 
 pytestmark = pytest.mark.e2e
-
-
-def cli(data: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "kioku.cli", *args], env=kioku_env(data),
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    return done.stdout
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,7 @@ from authlib.integrations.httpx_client import OAuth2Client
 from mcp import Client as MCPClient
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.conftest import running_server
-from tests.e2e.test_auth_http import cli
+from tests.e2e.conftest import cli, running_server
 
 pytestmark = pytest.mark.e2e
 REDIRECT = "http://127.0.0.1:9/callback"

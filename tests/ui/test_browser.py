@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import kioku_env, running_server
+from tests.e2e.conftest import cli, running_server
 from tests.ui.browser import shoot
 
 pytestmark = pytest.mark.e2e
@@ -29,20 +26,12 @@ pytestmark = pytest.mark.e2e
 ENV = {"KIOKU_SLEEP_INTERVAL_SECONDS": "0"}  # only the Sleep runs this test starts
 
 
-def cli(data: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "kioku.cli", *args], env={**kioku_env(data), **ENV},
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     data = tmp_path_factory.mktemp("ui-browser")
     keys: dict[str, str] = {}
     for role in ("owner", "viewer"):
-        created = cli(data, "keys", "create", f"ui-{role}", "--role", role, "--json")
+        created = cli(data, "keys", "create", f"ui-{role}", "--role", role, "--json", env=ENV)
         keys[role] = json.loads(created)["key"]
     with running_server(data, env=ENV) as base:
         yield base, keys
