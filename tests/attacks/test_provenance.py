@@ -12,9 +12,8 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import pytest
 
 from tests.attacks.conftest import Target, cli, create_key
 from tests.e2e.conftest import running_server
+from tests.local_http import serving
 
 API = "/api/v1"
 POLICY = "## Refund policy\n\nRefunds are possible within 30 days, with a receipt.\n"
@@ -199,14 +199,8 @@ class SummarisingModel(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SummarisingModel)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(SummarisingModel) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
