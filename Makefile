@@ -16,7 +16,7 @@ $(VENV)/bin/python:
 
 # What the server needs: `make run` installs only this, with pip's progress visible.
 $(SERVE_STAMP): pyproject.toml | $(VENV)/bin/python
-	@echo "installing kioku and the server's dependencies into $(VENV) (first run only; about a minute)"
+	@echo "installing kioku and the server's dependencies into $(VENV) (first run only)"
 	$(PY) -m pip install --progress-bar on -e .
 	touch $(SERVE_STAMP)
 
