@@ -6,10 +6,10 @@ from datetime import datetime
 
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
 from kioku.storage.records import EmbeddingJob, embedding_text
-from kioku.storage.shared.jobs import JobRepository
+from kioku.storage.shared.jobs import JobStore
 
 
-class PostgresJobLane(JobRepository):
+class PostgresJobLane(JobStore):
     """``JobStore`` on PostgreSQL."""
 
     db: PostgresDatabase

@@ -42,13 +42,13 @@ from kioku.storage.records import (
     RankingSignals,
     WorkspaceRow,
 )
-from kioku.storage.shared.connectors import ConnectorRepository
+from kioku.storage.shared.connectors import ConnectorStore
 from kioku.storage.shared.database import Database
-from kioku.storage.shared.delivery import DeliveryRepository
-from kioku.storage.shared.feedback import FeedbackRepository
-from kioku.storage.shared.keys import KeyRepository
-from kioku.storage.shared.oauth import OAuthRepository
-from kioku.storage.shared.state import StateRepository
+from kioku.storage.shared.delivery import DeliveryStore
+from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.keys import KeyStore
+from kioku.storage.shared.oauth import OAuthStore
+from kioku.storage.shared.state import StateStore
 from kioku.storage.urls import libpq_url, sqlalchemy_url
 
 _CONTEXT_COLUMNS = {"name", "description", "trust_tier", "sleep_mode", "search_config"}
@@ -83,17 +83,17 @@ def _conflict(name: object) -> ConflictError:
 class PostgresStore(
     PostgresSearchLane,
     PostgresEmbeddingLane,
-    DeliveryRepository,
-    FeedbackRepository,
-    StateRepository,
+    DeliveryStore,
+    FeedbackStore,
+    StateStore,
     PostgresStatsLane,
-    KeyRepository,
-    OAuthRepository,
+    KeyStore,
+    OAuthStore,
     PostgresJobLane,
     PostgresTransferLane,
     PostgresGraphLane,
     PostgresSleepLane,
-    ConnectorRepository,
+    ConnectorStore,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 

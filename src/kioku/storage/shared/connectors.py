@@ -1,13 +1,21 @@
-"""Connectors: their rows, external-id lookups, idempotency records, and purge."""
+"""Connectors: their rows, external-id lookups, idempotent ingestion, and purge (erasing every
+trace of a context's contents or of a source)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-from kioku.storage.records import ConnectorRow, MemoryRow, PurgeCounts, PurgeScope
+from kioku.storage.records import (
+    ConnectorRow,
+    MemoryChanges,
+    MemoryRow,
+    NewMemory,
+    PurgeCounts,
+    PurgeScope,
+)
 from kioku.storage.shared.database import Database, Dialect, Transaction
 
 _CONNECTOR_COLUMNS = "id, workspace_id, kind, name, config, created_at, updated_at"
@@ -25,8 +33,9 @@ def connector_from_row(d: Dialect, row: Any) -> ConnectorRow:
     )
 
 
-class ConnectorRepository:
-    """``ConnectorStore`` on either backend, but for ``sync_memories`` (the memory lane's)."""
+class ConnectorStore(Protocol):
+    """Connector primitives, written once for both backends but ``sync_memories`` (the memory
+    lane's). See tests/storage/test_connector_contract."""
 
     sql: Database
 
@@ -41,6 +50,9 @@ class ConnectorRepository:
         config: dict[str, Any] | None,
         now: datetime,
     ) -> ConnectorRow:
+        """The connector ``(kind, name)``, created if missing; ``config`` replaces the old one
+        (``None``: keep it). A config equal to the stored one changes nothing, not even
+        ``updated_at``."""
         d = self.sql.dialect
         # Only a new config counts as a change: a re-import leaves the row as it was.
         on_conflict = (
@@ -67,6 +79,7 @@ class ConnectorRepository:
         return connector_from_row(d, row)
 
     def list_connectors(self, workspace_id: str) -> list[ConnectorRow]:
+        """Every connector of the workspace, by (kind, name)."""
         d = self.sql.dialect
         with self.sql.read(workspace_id) as tx:
             rows = tx.execute(
@@ -77,6 +90,7 @@ class ConnectorRepository:
         return [connector_from_row(d, row) for row in rows]
 
     def bind_context(self, workspace_id: str, context_id: str, connector_id: str) -> None:
+        """Bind a context to a connector (the service makes sure it is ``external``)."""
         with self.sql.write(workspace_id) as tx:
             tx.execute(
                 "UPDATE contexts SET connector_id = %s WHERE workspace_id = %s AND id = %s",
@@ -90,6 +104,8 @@ class ConnectorRepository:
         owner: str,
         external_ids: Sequence[str] | None = None,
     ) -> dict[str, MemoryRow]:
+        """Live memories of a context by external id (all that have one when ``None``), among
+        those ``owner`` wrote: another channel's external ids are invisible here."""
         live = (
             f"SELECT {self.sql.memory_columns} FROM memories WHERE workspace_id = %s "
             "AND context_id = %s AND external_owner = %s AND deleted_at IS NULL "
@@ -109,6 +125,7 @@ class ConnectorRepository:
     def get_ingest_request(
         self, workspace_id: str, context_id: str, key: str
     ) -> tuple[str, dict[str, Any]] | None:
+        """(request hash, response) stored for an idempotency key, if any."""
         with self.sql.read(workspace_id) as tx:
             row = tx.execute(
                 "SELECT request_hash, response FROM ingest_requests "
@@ -128,6 +145,7 @@ class ConnectorRepository:
         response: dict[str, Any],
         now: datetime,
     ) -> None:
+        """Remember the answer to an idempotency key (the first answer wins a race)."""
         d = self.sql.dialect
         with self.sql.write(workspace_id) as tx:
             tx.execute(
@@ -138,6 +156,10 @@ class ConnectorRepository:
             )
 
     def purge(self, workspace_id: str, scope: PurgeScope) -> PurgeCounts:
+        """Erase, in one transaction, the memories in ``scope`` with their vectors, index
+        entries, edges, feedback and the Sleep actions naming them; for a whole context also
+        its state keys, its Sleep runs and its idempotency records. Vector caches of the
+        contexts touched are invalidated. Returns what was removed."""
         d = self.sql.dialect
         where, params = ["workspace_id = %s"], [workspace_id]
         if scope.context_id is not None:
@@ -192,6 +214,19 @@ class ConnectorRepository:
             sleep_actions=actions,
             ingest_requests=requests,
         )
+
+    def sync_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        inserts: Sequence[NewMemory],
+        updates: Sequence[tuple[str, MemoryChanges]],
+        deletes: Sequence[str],
+        now: datetime,
+    ) -> list[MemoryRow]:
+        """Insert, update and soft-delete memories of one context in one transaction: all or
+        nothing (a connector's batch is never half-written). Returns the updated rows."""
+        ...
 
 
 def _count_links(

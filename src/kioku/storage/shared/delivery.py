@@ -23,37 +23,7 @@ _UPCOMING = (
 
 
 class DeliveryStore(Protocol):
-    """Delivery primitives: what is due, by rule, not by rank."""
-
-    def pinned_memories(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        flt: MemoryFilter,
-        now: datetime,
-        limit: int,
-    ) -> tuple[list[MemoryRow], int]:
-        """``always`` memories plus ``on_trigger`` ones whose window contains ``now``.
-
-        Ordered by importance desc, created_at, id; returns (first ``limit`` rows, total).
-        """
-        ...
-
-    def upcoming_memories(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        flt: MemoryFilter,
-        start: datetime,
-        end: datetime,
-        limit: int,
-    ) -> tuple[list[MemoryRow], int]:
-        """``on_trigger`` memories whose window intersects ``[start, end)``, by trigger_from."""
-        ...
-
-
-class DeliveryRepository:
-    """``DeliveryStore`` on either backend."""
+    """Delivery primitives, written once for both backends: what is due, by rule, not by rank."""
 
     sql: Database
 
@@ -84,6 +54,10 @@ class DeliveryRepository:
         now: datetime,
         limit: int,
     ) -> tuple[list[MemoryRow], int]:
+        """``always`` memories plus ``on_trigger`` ones whose window contains ``now``.
+
+        Ordered by importance desc, created_at, id; returns (first ``limit`` rows, total).
+        """
         d = self.sql.dialect
         where, params = memory_filter(d, workspace_id, context_ids, flt)
         return self._page(
@@ -103,6 +77,7 @@ class DeliveryRepository:
         end: datetime,
         limit: int,
     ) -> tuple[list[MemoryRow], int]:
+        """``on_trigger`` memories whose window intersects ``[start, end)``, by trigger_from."""
         d = self.sql.dialect
         where, params = memory_filter(d, workspace_id, context_ids, flt)
         return self._page(

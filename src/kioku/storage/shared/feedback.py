@@ -30,30 +30,12 @@ def feedback_from_row(d: Dialect, row: Any) -> FeedbackRow:
 
 
 class FeedbackStore(Protocol):
-    """Feedback primitives: append and read."""
-
-    def insert_feedback(self, workspace_id: str, event: NewFeedback) -> FeedbackRow | None:
-        """Append an event; ``None`` (nothing written) unless the memory is live in that context."""
-        ...
-
-    def list_feedback(
-        self,
-        workspace_id: str,
-        context_id: str,
-        memory_id: str | None,
-        before_seq: int | None,
-        limit: int,
-    ) -> list[FeedbackRow]:
-        """Newest first, keyset-paginated on the append sequence."""
-        ...
-
-
-class FeedbackRepository:
-    """``FeedbackStore`` on either backend."""
+    """Feedback primitives, written once for both backends: append and read."""
 
     sql: Database
 
     def insert_feedback(self, workspace_id: str, event: NewFeedback) -> FeedbackRow | None:
+        """Append an event; ``None`` (nothing written) unless the memory is live in that context."""
         d = self.sql.dialect
         with self.sql.write(workspace_id) as tx:
             # One statement checks the memory is live in this workspace and context and
@@ -83,6 +65,7 @@ class FeedbackRepository:
         before_seq: int | None,
         limit: int,
     ) -> list[FeedbackRow]:
+        """Newest first, keyset-paginated on the append sequence."""
         where = "workspace_id = %s AND context_id = %s"
         params: list[object] = [workspace_id, context_id]
         if memory_id is not None:

@@ -11,37 +11,14 @@ from kioku.storage.shared.database import ALL_WORKSPACES, Database
 
 
 class JobStore(Protocol):
-    """Claim primitives: what several replicas on one database must not do twice."""
-
-    def claim_embeddings(
-        self, model: str, limit: int, now: datetime, until: datetime
-    ) -> list[EmbeddingJob]:
-        """Like ``pending_embeddings``, but leased to the caller until ``until``: no other
-        claim returns these memories before then (a crashed worker's lease just runs out).
-        Taken round robin across workspaces, oldest first within each: every workspace's
-        oldest claimable memory comes before any workspace's second, so one tenant's backlog
-        delays another tenant's memory by at most one claim."""
-        ...
-
-    def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
-        """End the lease on these memories (still pending): the next claim takes them again.
-        For a worker whose batch failed on a transient error (a deadlock, a lost connection),
-        so the memories are retried now rather than when the lease runs out."""
-        ...
-
-    def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
-        """Win the background job ``name`` until ``until``; ``False`` while another holder's
-        (or an earlier) claim has not run out. Of concurrent claimers exactly one wins."""
-        ...
-
-
-class JobRepository:
-    """``claim_job`` and ``release_embeddings`` on either backend; each backend adds its own
-    ``claim_embeddings`` (PostgreSQL skips rows another replica has locked)."""
+    """Claim primitives: what several replicas on one database must not do twice. Each backend
+    writes its own ``claim_embeddings`` (PostgreSQL skips rows another replica has locked)."""
 
     sql: Database
 
     def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
+        """Win the background job ``name`` until ``until``; ``False`` while another holder's
+        (or an earlier) claim has not run out. Of concurrent claimers exactly one wins."""
         d = self.sql.dialect
         with self.sql.write(ALL_WORKSPACES) as tx:
             # One conditional upsert: ON CONFLICT DO UPDATE re-checks the WHERE on the row's
@@ -57,6 +34,9 @@ class JobRepository:
         return row is not None
 
     def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
+        """End the lease on these memories (still pending): the next claim takes them again.
+        For a worker whose batch failed on a transient error (a deadlock, a lost connection),
+        so the memories are retried now rather than when the lease runs out."""
         if not memory_ids:
             return
         ids, params = self.sql.dialect.any("id", memory_ids)
@@ -66,3 +46,13 @@ class JobRepository:
                 f"AND embedding_status = 'pending' AND {ids}",
                 (workspace_id, *params),
             )
+
+    def claim_embeddings(
+        self, model: str, limit: int, now: datetime, until: datetime
+    ) -> list[EmbeddingJob]:
+        """Like ``pending_embeddings``, but leased to the caller until ``until``: no other
+        claim returns these memories before then (a crashed worker's lease just runs out).
+        Taken round robin across workspaces, oldest first within each: every workspace's
+        oldest claimable memory comes before any workspace's second, so one tenant's backlog
+        delays another tenant's memory by at most one claim."""
+        ...

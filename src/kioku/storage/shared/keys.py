@@ -48,43 +48,8 @@ def _workspace(d: Dialect, row: Any) -> WorkspaceRow:
 
 
 class KeyStore(Protocol):
-    """Access primitives: workspaces by name, API keys, the audit log."""
-
-    def get_workspace_by_name(self, name: str) -> WorkspaceRow | None: ...
-
-    def list_workspaces(self) -> list[WorkspaceRow]: ...
-
-    def insert_api_key(self, row: ApiKeyRow) -> None: ...
-
-    def find_api_key(self, key_hash: str) -> ApiKeyRow | None:
-        """The key with this SHA-256, in any workspace: authentication is how a caller's
-        workspace is learned, so this one lookup is not workspace-scoped."""
-        ...
-
-    def list_api_keys(self, workspace_id: str) -> list[ApiKeyRow]: ...
-
-    def get_api_key(self, workspace_id: str, key_id: str) -> ApiKeyRow | None: ...
-
-    def revoke_api_key(self, workspace_id: str, key_id: str, now: datetime) -> bool: ...
-
-    def touch_api_key(self, key_id: str, now: datetime) -> None: ...
-
-    def append_audit(self, event: AuditEvent) -> None: ...
-
-    def list_audit(
-        self,
-        workspace_id: str | None,
-        before_seq: int | None,
-        limit: int,
-        scope: AuditScope | None = None,
-    ) -> list[AuditEvent]:
-        """Newest first; ``workspace_id=None`` lists the unattributed denials; ``scope``
-        keeps only the lines a key with a context allow-list may read."""
-        ...
-
-
-class KeyRepository:
-    """``KeyStore`` on either backend."""
+    """Access primitives (workspaces by name, API keys, the audit log), written once for both
+    backends."""
 
     sql: Database
 
@@ -118,6 +83,8 @@ class KeyRepository:
 
     def find_api_key(self, key_hash: str) -> ApiKeyRow | None:
         # Deliberately not workspace-scoped: authentication is how the workspace is learned.
+        """The key with this SHA-256, in any workspace: authentication is how a caller's
+        workspace is learned, so this one lookup is not workspace-scoped."""
         with self.sql.read(ALL_WORKSPACES) as tx:
             row = tx.execute(
                 f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_hash = %s", (key_hash,)
@@ -180,6 +147,8 @@ class KeyRepository:
         limit: int,
         scope: AuditScope | None = None,
     ) -> list[AuditEvent]:
+        """Newest first; ``workspace_id=None`` lists the unattributed denials; ``scope``
+        keeps only the lines a key with a context allow-list may read."""
         d = self.sql.dialect
         where = "workspace_id IS NULL" if workspace_id is None else "workspace_id = %s"
         params: list[object] = [] if workspace_id is None else [workspace_id]

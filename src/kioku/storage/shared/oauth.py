@@ -27,35 +27,7 @@ def _grant(d: Dialect, row: Any) -> OAuthGrant:
 
 
 class OAuthStore(Protocol):
-    """OAuth primitives: registered clients and their grants."""
-
-    def insert_oauth_client(
-        self, client_id: str, metadata: dict[str, Any], now: datetime
-    ) -> None: ...
-
-    def get_oauth_client(self, client_id: str) -> dict[str, Any] | None: ...
-
-    def insert_oauth_grants(self, grants: list[OAuthGrant]) -> None: ...
-
-    def get_oauth_grant(self, secret_hash: str) -> OAuthGrant | None: ...
-
-    def take_oauth_grant(self, secret_hash: str, kind: str, now: datetime) -> OAuthGrant | None:
-        """Read a one-time grant and revoke it in the same transaction."""
-        ...
-
-    def revoke_oauth_family(self, family: str, now: datetime) -> int: ...
-
-    def revoke_oauth_grant(self, secret_hash: str, now: datetime) -> bool: ...
-
-    def sweep_oauth(self, expired_before: datetime, unused_since: datetime) -> int:
-        """Delete grants (consent tickets, codes, tokens) that expired before
-        ``expired_before``, then clients registered before ``unused_since`` that hold no grant
-        at all; returns how many rows went."""
-        ...
-
-
-class OAuthRepository:
-    """``OAuthStore`` on either backend."""
+    """OAuth primitives (registered clients and their grants), written once for both backends."""
 
     sql: Database
 
@@ -141,6 +113,9 @@ class OAuthRepository:
             )
 
     def sweep_oauth(self, expired_before: datetime, unused_since: datetime) -> int:
+        """Delete grants (consent tickets, codes, tokens) that expired before
+        ``expired_before``, then clients registered before ``unused_since`` that hold no grant
+        at all; returns how many rows went."""
         d = self.sql.dialect
         with self.sql.write(ALL_WORKSPACES) as tx:
             grants = tx.execute(

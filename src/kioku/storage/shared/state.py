@@ -31,48 +31,8 @@ def state_from_row(d: Dialect, row: Any) -> StateRow:
 
 
 class StateStore(Protocol):
-    """Agent state primitives. Expired rows are absent from every read."""
-
-    def set_state(
-        self,
-        workspace_id: str,
-        context_id: str,
-        key: str,
-        value: str,
-        expires_at: datetime | None,
-        now: datetime,
-    ) -> StateRow:
-        """Upsert: last writer wins, never a second row for one key."""
-        ...
-
-    def get_state(
-        self, workspace_id: str, context_id: str, key: str, now: datetime
-    ) -> StateRow | None: ...
-
-    def list_state(
-        self,
-        workspace_id: str,
-        context_id: str,
-        now: datetime,
-        after_key: str | None,
-        limit: int,
-    ) -> list[StateRow]:
-        """Live keys in key order, keyset-paginated."""
-        ...
-
-    def delete_state(self, workspace_id: str, context_id: str, key: str, now: datetime) -> bool:
-        """Remove a key; ``False`` if it was absent or already expired."""
-        ...
-
-    def sweep_state(self, workspace_id: str | None, context_id: str | None, now: datetime) -> int:
-        """Delete expired rows (of one context, one workspace, or all); returns how many."""
-        ...
-
-    def count_state(self, workspace_id: str, context_id: str, now: datetime) -> int: ...
-
-
-class StateRepository:
-    """``StateStore`` on either backend."""
+    """Agent state primitives, written once for both backends. Expired rows are absent from every
+    read."""
 
     sql: Database
 
@@ -85,6 +45,7 @@ class StateRepository:
         expires_at: datetime | None,
         now: datetime,
     ) -> StateRow:
+        """Upsert: last writer wins, never a second row for one key."""
         d = self.sql.dialect
         with self.sql.write(workspace_id) as tx:
             # One statement: concurrent writers serialize on the row, the last one wins, and
@@ -126,6 +87,7 @@ class StateRepository:
         after_key: str | None,
         limit: int,
     ) -> list[StateRow]:
+        """Live keys in key order, keyset-paginated."""
         d = self.sql.dialect
         where = f"workspace_id = %s AND context_id = %s AND {_LIVE}"
         params: list[object] = [workspace_id, context_id, d.time(now)]
@@ -143,6 +105,7 @@ class StateRepository:
     def delete_state(self, workspace_id: str, context_id: str, key: str, now: datetime) -> bool:
         # An expired key is absent: deleting it reports "not found", but the row goes anyway.
         # (The column, not an expression of it: SQLite 3.40 returns a wrong ``IS NULL`` here.)
+        """Remove a key; ``False`` if it was absent or already expired."""
         d = self.sql.dialect
         with self.sql.write(workspace_id) as tx:
             row = tx.execute(
@@ -156,6 +119,7 @@ class StateRepository:
         return expires_at is None or expires_at > now
 
     def sweep_state(self, workspace_id: str | None, context_id: str | None, now: datetime) -> int:
+        """Delete expired rows (of one context, one workspace, or all); returns how many."""
         where = "expires_at IS NOT NULL AND expires_at <= %s"
         params: list[object] = [self.sql.dialect.time(now)]
         if workspace_id is not None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kioku.storage.shared.connectors import ConnectorRepository
+from kioku.storage.shared.connectors import ConnectorStore
 from kioku.storage.vector_index import VectorIndexCache
 
 
-class SQLiteConnectorLane(ConnectorRepository):
+class SQLiteConnectorLane(ConnectorStore):
     """``ConnectorStore`` on SQLite (``sync_memories`` is the memory lane's)."""
 
     index: VectorIndexCache

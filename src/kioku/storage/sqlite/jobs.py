@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from kioku.storage.records import EmbeddingJob, embedding_text
-from kioku.storage.shared.jobs import JobRepository
+from kioku.storage.shared.jobs import JobStore
 from kioku.storage.sqlite.codec import encode_time
 from kioku.storage.sqlite.connection import SQLiteDatabase
 
 
-class SQLiteJobLane(JobRepository):
+class SQLiteJobLane(JobStore):
     """``JobStore`` on SQLite."""
 
     db: SQLiteDatabase

@@ -23,11 +23,11 @@ from kioku.storage.records import (
     WorkspaceRow,
 )
 from kioku.storage.shared.database import Database
-from kioku.storage.shared.delivery import DeliveryRepository
-from kioku.storage.shared.feedback import FeedbackRepository
-from kioku.storage.shared.keys import KeyRepository
-from kioku.storage.shared.oauth import OAuthRepository
-from kioku.storage.shared.state import StateRepository
+from kioku.storage.shared.delivery import DeliveryStore
+from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.keys import KeyStore
+from kioku.storage.shared.oauth import OAuthStore
+from kioku.storage.shared.state import StateStore
 from kioku.storage.sqlite.bm25 import DocumentFrequencies
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
@@ -68,12 +68,12 @@ def _encode_value(column: str, value: Any) -> Any:
 
 class SQLiteStore(
     SQLiteVectorLane,
-    DeliveryRepository,
-    FeedbackRepository,
-    StateRepository,
+    DeliveryStore,
+    FeedbackStore,
+    StateStore,
     SQLiteStatsLane,
-    KeyRepository,
-    OAuthRepository,
+    KeyStore,
+    OAuthStore,
     SQLiteJobLane,
     SQLiteTransferLane,
     SQLiteGraphLane,
