@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from kioku.errors import ConflictError, NotFoundError
-from kioku.storage.sleep import (
+from kioku.storage.sleep_log import (
     SleepActionRow,
     SleepRollback,
     SleepTransaction,
