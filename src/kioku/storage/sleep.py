@@ -1,7 +1,7 @@
 """Sleep's reversible log, computed once for every backend: the rules over a backend's
 ``SleepTransaction`` (``storage/sleep_log.py``). Every change a run makes is written in the same
 transaction as the action that logs it, with the exact values before and after; rollback
-(``storage/sleep_rollback.py``) puts each value back.
+(``service/sleep/rollback.py``) puts each value back.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from kioku.storage.sleep_log import (
     encode_time,
     memory_values,
 )
-from kioku.storage.sleep_rollback import rollback_run
 
 __all__ = [
     "MEMORY_FIELDS",
@@ -57,7 +56,7 @@ __all__ = [
 class SleepWrites:
     """Mixed into each store: Sleep's run log and its logged, reversible changes."""
 
-    def _sleep_transaction(self, workspace_id: str) -> AbstractContextManager[SleepTransaction]:
+    def sleep_transaction(self, workspace_id: str) -> AbstractContextManager[SleepTransaction]:
         raise NotImplementedError
 
     # ------------------------------------------------------------ runs
@@ -67,7 +66,7 @@ class SleepWrites:
         progress. A ``running`` run started before ``stale_before`` was abandoned by a process
         that stopped: it is marked ``failed`` first (its logged actions stay, and it can be
         rolled back)."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             if not tx.lock_context(run.context_id):
                 raise NotFoundError("context not found", field="context_id")
             for other in tx.runs(run.context_id):
@@ -95,22 +94,22 @@ class SleepWrites:
         error: str | None = None,
     ) -> None:
         """Close a run as ``done`` or ``failed`` with its summary."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             tx.update_run(
                 run_id, {"status": status, "finished_at": now, "summary": summary, "error": error}
             )
 
     def get_sleep_run(self, workspace_id: str, run_id: str) -> SleepRunRow | None:
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return tx.run(run_id)
 
     def list_sleep_runs(self, workspace_id: str, context_id: str) -> list[SleepRunRow]:
         """The context's runs, newest first."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return list(reversed(tx.runs(context_id)))
 
     def list_sleep_actions(self, workspace_id: str, run_id: str) -> list[SleepActionRow]:
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return tx.actions(run_id)
 
     def sleep_candidates(
@@ -118,7 +117,7 @@ class SleepWrites:
     ) -> list[tuple[MemoryRow, np.ndarray]]:
         """What a run may consolidate: the newest ``limit`` live, unsuperseded memories of
         the context that have a vector, with it (the stored vector: no re-embedding)."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return tx.candidates(context_id, limit)
 
     def last_sleep_values(
@@ -126,7 +125,7 @@ class SleepWrites:
     ) -> dict[str, tuple[Any, Any]]:
         """Per target, (before, after) of the latest ``kind`` action of the context's runs
         that are not rolled back (e.g. what Sleep last did to each memory's importance)."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return {
                 action.target: (action.before, action.after)
                 for action in tx.logged(context_id, kind)
@@ -139,7 +138,7 @@ class SleepWrites:
         self, workspace_id: str, run_id: str, phase: str, now: datetime
     ) -> Iterator[tuple[SleepTransaction, Callable[..., SleepActionRow]]]:
         """A transaction plus ``log(kind, target, before, after, note)`` appending to the run."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             run = tx.run(run_id)
             if run is None or run.status != "running":
                 raise ConflictError(f"Sleep run {run_id} is not running", field="run_id")
@@ -277,30 +276,6 @@ class SleepWrites:
             for change in tx.edges().set_edges(workspace_id, edges) if edges else []:
                 done.append(_log_edge(log, change))
             return done
-
-    # ------------------------------------------------------------ rollback
-
-    def rollback_sleep_run(
-        self,
-        workspace_id: str,
-        run_id: str,
-        now: datetime,
-        tokens_of: TokensOf,
-        stale_before: datetime | None = None,
-    ) -> SleepRollback:
-        """Undo every logged change of a run, newest first, in one transaction.
-
-        Only the context's latest run that is not rolled back may be undone (older runs'
-        values may since have been changed by newer ones), and not while it is running
-        (a ``running`` run started before ``stale_before`` was abandoned by a process that
-        died: it may be undone).
-        A memory changed since the run (its ``updated_at`` moved) refuses the whole rollback
-        (``ConflictError``): undoing would overwrite someone's later edit. An edge changed
-        since (learning goes on) is left as it is and reported in ``skipped``, as is a
-        change to a memory purged since.
-        """
-        with self._sleep_transaction(workspace_id) as tx:
-            return rollback_run(tx, run_id, now, tokens_of, stale_before)
 
 
 def _log_edge(

@@ -6,8 +6,8 @@ write runs, append actions, read and change one memory, reach the graph's edge h
 same connection); the rules live here. Every change a run makes is written *in the same
 transaction* as the action that logs it, with the exact values before and after, so a crash
 between two actions leaves a store where every logged change happened and nothing else did,
-and ``rollback_sleep_run`` can put each value back. The rules over this handle are in
-``storage/sleep.py`` (logging) and ``storage/sleep_rollback.py`` (undoing).
+and a rollback can put each value back. The rules over this handle are in
+``storage/sleep.py`` (logging) and ``service/sleep/rollback.py`` (undoing).
 """
 
 from __future__ import annotations
