@@ -16,21 +16,13 @@ from kioku.storage.records import (
     PurgeCounts,
     PurgeScope,
 )
-from kioku.storage.shared.database import Database, Dialect, Transaction
+from kioku.storage.shared.database import Database, Dialect, Transaction, record
 
 _CONNECTOR_COLUMNS = "id, workspace_id, kind, name, config, created_at, updated_at"
 
 
 def connector_from_row(d: Dialect, row: Any) -> ConnectorRow:
-    return ConnectorRow(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        kind=row["kind"],
-        name=row["name"],
-        config=d.read_json(row["config"]),
-        created_at=d.read_time(row["created_at"]),
-        updated_at=d.read_time(row["updated_at"]),
-    )
+    return record(d, ConnectorRow, row, times=("created_at", "updated_at"), json=("config",))
 
 
 class ConnectorStore(Protocol):

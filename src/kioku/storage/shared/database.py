@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kioku.storage.records import MemoryRow
 
@@ -119,3 +119,28 @@ class Database(Protocol):
         """A write transaction for workspace ``scope``: committed at the end of the block,
         rolled back if it raises; it joins the caller's session if one is open."""
         ...
+
+
+R = TypeVar("R")
+
+
+def record(
+    d: Dialect,
+    cls: type[R],
+    row: Any,
+    *,
+    times: Sequence[str] = (),
+    optional_times: Sequence[str] = (),
+    json: Sequence[str] = (),
+) -> R:
+    """A row whose column names are ``cls``'s fields, as that record: the named timestamp and
+    JSON columns decoded (a NULL JSON column stays ``None``)."""
+    values = dict(row)  # a sqlite3.Row or a psycopg dict row
+    for key in times:
+        values[key] = d.read_time(values[key])
+    for key in optional_times:
+        values[key] = d.read_optional_time(values[key])
+    for key in json:
+        if values[key] is not None:
+            values[key] = d.read_json(values[key])
+    return cls(**values)

@@ -3,10 +3,11 @@ only the purge cascade removes rows). There is no update path."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Protocol
 
 from kioku.storage.records import FeedbackRow, NewFeedback
-from kioku.storage.shared.database import Database, Dialect
+from kioku.storage.shared.database import Database, Dialect, record
 
 COLUMNS = (
     "id, seq, workspace_id, context_id, memory_id, helpful, query, note, actor, channel, created_at"
@@ -14,19 +15,8 @@ COLUMNS = (
 
 
 def feedback_from_row(d: Dialect, row: Any) -> FeedbackRow:
-    return FeedbackRow(
-        id=row["id"],
-        seq=row["seq"],
-        workspace_id=row["workspace_id"],
-        context_id=row["context_id"],
-        memory_id=row["memory_id"],
-        helpful=bool(row["helpful"]),
-        query=row["query"],
-        note=row["note"],
-        actor=row["actor"],
-        channel=row["channel"],
-        created_at=d.read_time(row["created_at"]),
-    )
+    event = record(d, FeedbackRow, row, times=("created_at",))
+    return replace(event, helpful=bool(event.helpful))  # SQLite stores 0/1
 
 
 class FeedbackStore(Protocol):

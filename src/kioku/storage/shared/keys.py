@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kioku.storage.records import ApiKeyRow, AuditEvent, AuditScope, WorkspaceRow
-from kioku.storage.shared.database import ALL_WORKSPACES, Database, Dialect
+from kioku.storage.shared.database import ALL_WORKSPACES, Database, Dialect, record
 
 _KEY_COLUMNS = (
     "id, workspace_id, name, prefix, key_hash, role, context_ids, created_by, created_at, "
@@ -18,33 +18,22 @@ _AUDIT_COLUMNS = (
 
 
 def _key_from_row(d: Dialect, row: Any) -> ApiKeyRow:
-    return ApiKeyRow(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        name=row["name"],
-        prefix=row["prefix"],
-        key_hash=row["key_hash"],
-        role=row["role"],
-        context_ids=None if row["context_ids"] is None else d.read_json(row["context_ids"]),
-        created_by=row["created_by"],
-        created_at=d.read_time(row["created_at"]),
-        expires_at=d.read_optional_time(row["expires_at"]),
-        revoked_at=d.read_optional_time(row["revoked_at"]),
-        last_used_at=d.read_optional_time(row["last_used_at"]),
+    return record(
+        d,
+        ApiKeyRow,
+        row,
+        times=("created_at",),
+        optional_times=("expires_at", "revoked_at", "last_used_at"),
+        json=("context_ids",),
     )
 
 
-def _audit_from_row(d: Dialect, r: Any) -> AuditEvent:
-    return AuditEvent(
-        workspace_id=r["workspace_id"], at=d.read_time(r["at"]), actor=r["actor"],
-        channel=r["channel"], action=r["action"], outcome=r["outcome"],
-        context_id=r["context_id"], target=r["target"], detail=d.read_json(r["detail"]),
-        seq=r["seq"],
-    )  # fmt: skip
+def _audit_from_row(d: Dialect, row: Any) -> AuditEvent:
+    return record(d, AuditEvent, row, times=("at",), json=("detail",))
 
 
 def _workspace(d: Dialect, row: Any) -> WorkspaceRow:
-    return WorkspaceRow(row["id"], row["name"], d.read_time(row["created_at"]))
+    return record(d, WorkspaceRow, row, times=("created_at",))
 
 
 class KeyStore(Protocol):

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kioku.storage.records import OAuthGrant
-from kioku.storage.shared.database import ALL_WORKSPACES, Database, Dialect
+from kioku.storage.shared.database import ALL_WORKSPACES, Database, Dialect, record
 
 _COLUMNS = (
     "secret_hash, kind, client_id, workspace_id, key_id, scopes, params, family, expires_at, "
@@ -16,14 +16,14 @@ _COLUMNS = (
 
 
 def _grant(d: Dialect, row: Any) -> OAuthGrant:
-    return OAuthGrant(
-        secret_hash=row["secret_hash"], kind=row["kind"], client_id=row["client_id"],
-        workspace_id=row["workspace_id"], key_id=row["key_id"],
-        scopes=d.read_json(row["scopes"]), params=d.read_json(row["params"]),
-        family=row["family"], expires_at=d.read_time(row["expires_at"]),
-        created_at=d.read_time(row["created_at"]),
-        revoked_at=d.read_optional_time(row["revoked_at"]),
-    )  # fmt: skip
+    return record(
+        d,
+        OAuthGrant,
+        row,
+        times=("expires_at", "created_at"),
+        optional_times=("revoked_at",),
+        json=("scopes", "params"),
+    )
 
 
 class OAuthStore(Protocol):

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kioku.storage.records import StateRow
-from kioku.storage.shared.database import ALL_WORKSPACES, Database, Dialect
+from kioku.storage.shared.database import ALL_WORKSPACES, Database, Dialect, record
 
 _LIVE = "(expires_at IS NULL OR expires_at > %s)"
 
@@ -20,13 +20,8 @@ def _columns(d: Dialect) -> str:
 
 
 def state_from_row(d: Dialect, row: Any) -> StateRow:
-    return StateRow(
-        context_id=row["context_id"],
-        key=row["key"],
-        value=row["value"],
-        expires_at=d.read_optional_time(row["expires_at"]),
-        created_at=d.read_time(row["created_at"]),
-        updated_at=d.read_time(row["updated_at"]),
+    return record(
+        d, StateRow, row, times=("created_at", "updated_at"), optional_times=("expires_at",)
     )
 
 
