@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from kioku.errors import ConflictError, NotFoundError
+from kioku.service.sleep.rollback import rollback_sleep_run
 from kioku.storage.base import Store
 from kioku.storage.records import MemoryChanges, MemoryFilter
 from kioku.storage.sleep import SleepRunRow
@@ -99,7 +100,7 @@ def test_merge_is_logged_exactly_and_rolled_back_exactly(store: Store, world) ->
     assert store.list_sleep_actions(ws, run) == actions
     store.finish_sleep_run(ws, run, "done", NOW, {})
 
-    outcome = store.rollback_sleep_run(ws, run, NOW + timedelta(hours=1), tokens_of)
+    outcome = rollback_sleep_run(store, ws, run, NOW + timedelta(hours=1), tokens_of)
     assert outcome.undone == len(actions) and outcome.skipped == []
     assert outcome.run.status == "rolled_back" and outcome.run.rolled_back_at is not None
     assert snapshot(store, ws, ctx_id) == before
@@ -107,7 +108,7 @@ def test_merge_is_logged_exactly_and_rolled_back_exactly(store: Store, world) ->
     assert hits[0].memory_id == a
     assert b not in {h.memory_id for h in store.lexical_search(ws, [ctx_id], ["people"], LIVE, 9)}
     with pytest.raises(ConflictError):
-        store.rollback_sleep_run(ws, run, NOW, tokens_of)
+        rollback_sleep_run(store, ws, run, NOW, tokens_of)
 
 
 LIVE = MemoryFilter()
@@ -133,12 +134,12 @@ def test_a_failure_inside_an_action_leaves_neither_change_nor_log(store: Store, 
     # Only the latest run may be rolled back: the new one first, then the crashed one.
     newest = store.list_sleep_runs(ws, ctx_id)[0].id
     with pytest.raises(ConflictError, match="roll it back first"):
-        store.rollback_sleep_run(ws, run, later, tokens_of)
+        rollback_sleep_run(store, ws, run, later, tokens_of)
     with pytest.raises(ConflictError, match="still running"):
-        store.rollback_sleep_run(ws, newest, later, tokens_of)
+        rollback_sleep_run(store, ws, newest, later, tokens_of)
     store.finish_sleep_run(ws, newest, "done", later, {})
-    store.rollback_sleep_run(ws, newest, later, tokens_of)
-    store.rollback_sleep_run(ws, run, later, tokens_of)
+    rollback_sleep_run(store, ws, newest, later, tokens_of)
+    rollback_sleep_run(store, ws, run, later, tokens_of)
     assert snapshot(store, ws, ctx_id) == before
 
 
@@ -149,7 +150,7 @@ def test_rollback_refuses_when_a_memory_changed_since(store: Store, world) -> No
     store.finish_sleep_run(ws, run, "done", NOW, {})
     store.update_memory(ws, d, MemoryChanges(values={"type": "fact"}), NOW + timedelta(hours=1))
     with pytest.raises(ConflictError, match=d):
-        store.rollback_sleep_run(ws, run, NOW + timedelta(hours=2), tokens_of)
+        rollback_sleep_run(store, ws, run, NOW + timedelta(hours=2), tokens_of)
     # Nothing was undone, not even c (the refusal is all or nothing).
     row = store.get_memory(ws, c)
     assert row is not None and row.importance == 0.9
@@ -167,14 +168,14 @@ def test_edge_changes_roll_back_unless_learning_moved_them(store: Store, world) 
     actions = store.sleep_write_edges(ws, run, "edges", [decayed], [ad], NOW)
     assert {x.kind for x in actions} == {"edge"} and len(actions) == 2
     store.finish_sleep_run(ws, run, "done", NOW, {})
-    rolled = store.rollback_sleep_run(ws, run, NOW, tokens_of)
+    rolled = rollback_sleep_run(store, ws, run, NOW, tokens_of)
     assert rolled.skipped == [] and snapshot(store, ws, ctx_id) == before
 
     run = start(store, ws, ctx_id, NOW + timedelta(hours=1))
     store.sleep_write_edges(ws, run, "edges", [decayed], [], NOW)
     store.finish_sleep_run(ws, run, "done", NOW, {})
     store.strengthen_edges(ws, ctx_id, [ac], 0.5, NOW + timedelta(minutes=1))  # a recall
-    rolled = store.rollback_sleep_run(ws, run, NOW, tokens_of)
+    rolled = rollback_sleep_run(store, ws, run, NOW, tokens_of)
     assert rolled.undone == 0 and rolled.skipped == [(1, "edge changed since")]
 
 
@@ -194,7 +195,7 @@ def test_a_memory_written_by_sleep_is_purged_by_rollback(store: Store, world) ->
     row = store.get_memory(ws, summary.id)
     assert row is not None and row.source_type == "sleep"
     store.finish_sleep_run(ws, run, "done", NOW, {})
-    store.rollback_sleep_run(ws, run, NOW, tokens_of)
+    rollback_sleep_run(store, ws, run, NOW, tokens_of)
     assert store.get_memory(ws, summary.id) is None
     assert snapshot(store, ws, ctx_id) == before
 
@@ -207,7 +208,7 @@ def test_another_workspace_cannot_read_or_roll_back_a_run(store: Store, world) -
     other = store.ensure_workspace("beta").id
     assert store.list_sleep_actions(other, run) == []
     with pytest.raises(NotFoundError):
-        store.rollback_sleep_run(other, run, NOW, tokens_of)
+        rollback_sleep_run(store, other, run, NOW, tokens_of)
     # ...and cannot merge its memories from a run of its own.
     other_ctx = new_context(store, other, "mine")
     mine = start(store, other, other_ctx.id)

@@ -12,35 +12,46 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from kioku.storage.connector_store import ConnectorStore
 from kioku.storage.records import (
-    ApiKeyRow,
-    AuditEvent,
-    AuditScope,
     ContextCounts,
     ContextRow,
     EdgeChange,
     EdgeRow,
     EmbeddingJob,
     EmbeddingQueue,
-    FeedbackRow,
     MemoryChanges,
     MemoryFilter,
     MemoryRow,
-    NewFeedback,
     NewMemory,
-    OAuthGrant,
     RankingSignals,
     ScoredId,
-    StateRow,
     WorkspaceRow,
 )
+from kioku.storage.shared.connectors import ConnectorStore
+from kioku.storage.shared.delivery import DeliveryStore
+from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.jobs import JobStore
+from kioku.storage.shared.keys import KeyStore
+from kioku.storage.shared.oauth import OAuthStore
+from kioku.storage.shared.state import StateStore
 from kioku.storage.sleep_store import SleepStore
 from kioku.storage.transfer import IdKind, TransferRow
 
 
-class Store(SleepStore, ConnectorStore, Protocol):
-    """A storage backend (SQLite now, PostgreSQL later). See the contract tests."""
+class Store(
+    SleepStore,
+    ConnectorStore,
+    KeyStore,
+    OAuthStore,
+    DeliveryStore,
+    FeedbackStore,
+    StateStore,
+    JobStore,
+    Protocol,
+):
+    """A storage backend (SQLite or PostgreSQL): one protocol per area, composed, plus the
+    primitives below (workspaces, contexts, memories, search, embeddings, transfer, graph)
+    that have no area protocol yet. See the contract tests."""
 
     url: str
 
@@ -51,64 +62,6 @@ class Store(SleepStore, ConnectorStore, Protocol):
     # -- workspaces
     def ensure_workspace(self, name: str) -> WorkspaceRow:
         """Return the workspace called ``name``, creating it if missing."""
-        ...
-
-    def get_workspace_by_name(self, name: str) -> WorkspaceRow | None: ...
-
-    def list_workspaces(self) -> list[WorkspaceRow]: ...
-
-    # -- API keys (hashes only) and the append-only audit log
-    def insert_api_key(self, row: ApiKeyRow) -> None: ...
-
-    def find_api_key(self, key_hash: str) -> ApiKeyRow | None:
-        """The key with this SHA-256, in any workspace: authentication is how a caller's
-        workspace is learned, so this one lookup is not workspace-scoped."""
-        ...
-
-    def list_api_keys(self, workspace_id: str) -> list[ApiKeyRow]: ...
-
-    def get_api_key(self, workspace_id: str, key_id: str) -> ApiKeyRow | None: ...
-
-    def revoke_api_key(self, workspace_id: str, key_id: str, now: datetime) -> bool: ...
-
-    def touch_api_key(self, key_id: str, now: datetime) -> None: ...
-
-    def append_audit(self, event: AuditEvent) -> None: ...
-
-    def list_audit(
-        self,
-        workspace_id: str | None,
-        before_seq: int | None,
-        limit: int,
-        scope: AuditScope | None = None,
-    ) -> list[AuditEvent]:
-        """Newest first; ``workspace_id=None`` lists the unattributed denials; ``scope``
-        keeps only the lines a key with a context allow-list may read."""
-        ...
-
-    # -- OAuth (hashes of secrets only)
-    def insert_oauth_client(
-        self, client_id: str, metadata: dict[str, Any], now: datetime
-    ) -> None: ...
-
-    def get_oauth_client(self, client_id: str) -> dict[str, Any] | None: ...
-
-    def insert_oauth_grants(self, grants: list[OAuthGrant]) -> None: ...
-
-    def get_oauth_grant(self, secret_hash: str) -> OAuthGrant | None: ...
-
-    def take_oauth_grant(self, secret_hash: str, kind: str, now: datetime) -> OAuthGrant | None:
-        """Read a one-time grant and revoke it in the same transaction."""
-        ...
-
-    def revoke_oauth_family(self, family: str, now: datetime) -> int: ...
-
-    def revoke_oauth_grant(self, secret_hash: str, now: datetime) -> bool: ...
-
-    def sweep_oauth(self, expired_before: datetime, unused_since: datetime) -> int:
-        """Delete grants (consent tickets, codes, tokens) that expired before
-        ``expired_before``, then clients registered before ``unused_since`` that hold no grant
-        at all; returns how many rows went."""
         ...
 
     # -- contexts
@@ -188,87 +141,6 @@ class Store(SleepStore, ConnectorStore, Protocol):
         """Rows per lane of one context, for ``stats``."""
         ...
 
-    # -- deterministic delivery
-    def pinned_memories(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        flt: MemoryFilter,
-        now: datetime,
-        limit: int,
-    ) -> tuple[list[MemoryRow], int]:
-        """``always`` memories plus ``on_trigger`` ones whose window contains ``now``.
-
-        Ordered by importance desc, created_at, id; returns (first ``limit`` rows, total).
-        """
-        ...
-
-    def upcoming_memories(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        flt: MemoryFilter,
-        start: datetime,
-        end: datetime,
-        limit: int,
-    ) -> tuple[list[MemoryRow], int]:
-        """``on_trigger`` memories whose window intersects ``[start, end)``, by trigger_from."""
-        ...
-
-    # -- feedback lane (append-only: no update, no delete but the purge cascade)
-    def insert_feedback(self, workspace_id: str, event: NewFeedback) -> FeedbackRow | None:
-        """Append an event; ``None`` (nothing written) unless the memory is live in that context."""
-        ...
-
-    def list_feedback(
-        self,
-        workspace_id: str,
-        context_id: str,
-        memory_id: str | None,
-        before_seq: int | None,
-        limit: int,
-    ) -> list[FeedbackRow]:
-        """Newest first, keyset-paginated on the append sequence."""
-        ...
-
-    # -- agent state lane (expired rows are absent from every read)
-    def set_state(
-        self,
-        workspace_id: str,
-        context_id: str,
-        key: str,
-        value: str,
-        expires_at: datetime | None,
-        now: datetime,
-    ) -> StateRow:
-        """Upsert: last writer wins, never a second row for one key."""
-        ...
-
-    def get_state(
-        self, workspace_id: str, context_id: str, key: str, now: datetime
-    ) -> StateRow | None: ...
-
-    def list_state(
-        self,
-        workspace_id: str,
-        context_id: str,
-        now: datetime,
-        after_key: str | None,
-        limit: int,
-    ) -> list[StateRow]:
-        """Live keys in key order, keyset-paginated."""
-        ...
-
-    def delete_state(self, workspace_id: str, context_id: str, key: str, now: datetime) -> bool:
-        """Remove a key; ``False`` if it was absent or already expired."""
-        ...
-
-    def sweep_state(self, workspace_id: str | None, context_id: str | None, now: datetime) -> int:
-        """Delete expired rows (of one context, one workspace, or all); returns how many."""
-        ...
-
-    def count_state(self, workspace_id: str, context_id: str, now: datetime) -> int: ...
-
     # -- search legs
     def lexical_search(
         self,
@@ -322,28 +194,6 @@ class Store(SleepStore, ConnectorStore, Protocol):
     def embedding_queue(self) -> EmbeddingQueue:
         """The embedding queue (all workspaces) in one query: how many memories wait for a
         vector and when the longest-waiting one was last written (for ``/metrics``)."""
-        ...
-
-    # -- claims: what several replicas on one database must not do twice
-    def claim_embeddings(
-        self, model: str, limit: int, now: datetime, until: datetime
-    ) -> list[EmbeddingJob]:
-        """Like ``pending_embeddings``, but leased to the caller until ``until``: no other
-        claim returns these memories before then (a crashed worker's lease just runs out).
-        Taken round robin across workspaces, oldest first within each: every workspace's
-        oldest claimable memory comes before any workspace's second, so one tenant's backlog
-        delays another tenant's memory by at most one claim."""
-        ...
-
-    def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
-        """End the lease on these memories (still pending): the next claim takes them again.
-        For a worker whose batch failed on a transient error (a deadlock, a lost connection),
-        so the memories are retried now rather than when the lease runs out."""
-        ...
-
-    def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
-        """Win the background job ``name`` until ``until``; ``False`` while another holder's
-        (or an earlier) claim has not run out. Of concurrent claimers exactly one wins."""
         ...
 
     # -- moving a workspace between databases (kioku export / import)

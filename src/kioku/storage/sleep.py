@@ -1,215 +1,62 @@
-"""Sleep's reversible log, computed once for every backend (SPEC §8).
-
-A backend supplies a small transaction handle (``SleepTransaction``: lock a context, read and
-write runs, append actions, read and change one memory, reach the graph's edge handle on the
-same connection); the rules live here. Every change a run makes is written *in the same
-transaction* as the action that logs it, with the exact values before and after, so a crash
-between two actions leaves a store where every logged change happened and nothing else did,
-and ``rollback_sleep_run`` can put each value back.
+"""Sleep's reversible log, computed once for every backend: the rules over a backend's
+``SleepTransaction`` (``storage/sleep_log.py``). Every change a run makes is written in the same
+transaction as the action that logs it, with the exact values before and after; rollback
+(``service/sleep/rollback.py``) puts each value back.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
+from typing import Any
 
 import numpy as np
 
 from kioku.errors import ConflictError, NotFoundError
-from kioku.storage.graph import EdgeTransaction, GraphWrites
 from kioku.storage.records import EdgeChange, EdgeRow, MemoryRow, NewMemory
+from kioku.storage.sleep_log import (
+    MEMORY_FIELDS,
+    RUN_STATUSES,
+    EdgeHandle,
+    SleepActionRow,
+    SleepRollback,
+    SleepRunRow,
+    SleepTransaction,
+    TokensOf,
+    decode_time,
+    dumps,
+    edge_from_json,
+    edge_json,
+    edges_on,
+    encode_time,
+    memory_values,
+)
 
-RUN_STATUSES = ("running", "done", "failed", "rolled_back")
-MEMORY_FIELDS = ("superseded_by", "tags", "importance", "updated_at")
-"""The memory columns a Sleep action may change (and rollback restores)."""
-
-TokensOf = Callable[[str, str, list[str]], str]
-"""(summary, content, tags) → the lexical tokens of a memory (the service's tokenizer)."""
-
-
-@dataclass(frozen=True)
-class SleepRunRow:
-    """One consolidation run of one context."""
-
-    id: str
-    workspace_id: str
-    context_id: str
-    status: str
-    trigger: str
-    started_at: datetime
-    finished_at: datetime | None = None
-    rolled_back_at: datetime | None = None
-    summary: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class SleepActionRow:
-    """One logged action: ``before``/``after`` are JSON values (``None``: nothing there)."""
-
-    run_id: str
-    seq: int
-    phase: str
-    kind: str
-    target: str
-    before: Any
-    after: Any
-    note: str | None
-    at: datetime
-
-
-@dataclass(frozen=True)
-class SleepRollback:
-    """What a rollback did: actions undone, and those left alone with the reason."""
-
-    run: SleepRunRow
-    undone: int
-    skipped: list[tuple[int, str]]
-
-
-def encode_time(value: datetime) -> str:
-    # isoformat, not strftime: %Y does not zero-pad years below 1000 on glibc.
-    return value.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
-
-
-def decode_time(value: str) -> datetime:
-    return datetime.fromisoformat(value)
-
-
-def memory_values(row: MemoryRow, columns: Iterable[str]) -> dict[str, Any]:
-    """The JSON form of some of a memory's columns (as logged in an action)."""
-    values: dict[str, Any] = {}
-    for column in columns:
-        value = getattr(row, column)
-        values[column] = encode_time(value) if isinstance(value, datetime) else value
-    return values
-
-
-def edge_json(edge: EdgeRow | None) -> dict[str, Any] | None:
-    """An edge as logged: every column but the workspace."""
-    if edge is None:
-        return None
-    return {
-        "context_id": edge.context_id, "source_id": edge.source_id,
-        "target_id": edge.target_id, "weight": edge.weight, "origin": edge.origin,
-        "trust_tier": edge.trust_tier, "created_at": encode_time(edge.created_at),
-        "updated_at": encode_time(edge.updated_at),
-    }  # fmt: skip
-
-
-def edge_from_json(workspace_id: str, data: dict[str, Any]) -> EdgeRow:
-    return EdgeRow(
-        workspace_id=workspace_id,
-        context_id=data["context_id"],
-        source_id=data["source_id"],
-        target_id=data["target_id"],
-        weight=float(data["weight"]),
-        origin=data["origin"],
-        trust_tier=data["trust_tier"],
-        created_at=decode_time(data["created_at"]),
-        updated_at=decode_time(data["updated_at"]),
-    )
-
-
-def dumps(value: Any) -> str:
-    """Canonical JSON for the log (both backends store the same text)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
-class EdgeHandle(Protocol):
-    """The graph's write primitives over the caller's open transaction."""
-
-    def set_edges(self, workspace_id: str, rows: Sequence[EdgeRow]) -> list[EdgeChange]: ...
-
-    def delete_edges(
-        self, workspace_id: str, pairs: Sequence[tuple[str, str]]
-    ) -> list[EdgeChange]: ...
-
-    def move_edges(
-        self, workspace_id: str, from_id: str, to_id: str, now: datetime
-    ) -> list[EdgeChange]: ...
-
-
-class _EdgesOn(GraphWrites):
-    """The graph's write rules over a transaction that is already open (Sleep's own)."""
-
-    def __init__(self, tx: EdgeTransaction) -> None:
-        self._tx = tx
-
-    def _edge_transaction(self, workspace_id: str) -> AbstractContextManager[EdgeTransaction]:
-        return nullcontext(self._tx)
-
-
-def edges_on(tx: EdgeTransaction) -> EdgeHandle:
-    """``GraphWrites`` running inside the caller's transaction, so an edge change and the
-    action logging it commit together."""
-    return _EdgesOn(tx)
-
-
-class SleepTransaction(Protocol):
-    """One write transaction on one workspace's Sleep log and memories (a backend's handle)."""
-
-    workspace_id: str
-
-    def lock_context(self, context_id: str) -> bool:
-        """Serialize Sleep work on a context until the transaction ends; ``False``: no such
-        context in this workspace."""
-        ...
-
-    def runs(self, context_id: str) -> list[SleepRunRow]:
-        """The context's runs, oldest first."""
-        ...
-
-    def run(self, run_id: str) -> SleepRunRow | None: ...
-
-    def insert_run(self, row: SleepRunRow) -> None: ...
-
-    def update_run(self, run_id: str, values: dict[str, Any]) -> None:
-        """Change ``status``, ``finished_at``, ``rolled_back_at``, ``summary``, ``error``."""
-        ...
-
-    def actions(self, run_id: str) -> list[SleepActionRow]:
-        """The run's actions in order."""
-        ...
-
-    def append(self, action: SleepActionRow) -> None: ...
-
-    def memory(self, memory_id: str) -> MemoryRow | None: ...
-
-    def set_memory(self, row: MemoryRow, values: dict[str, Any], tokens: str | None) -> None:
-        """Write ``values`` (``MEMORY_FIELDS`` only) on a memory, new lexical ``tokens`` if
-        given, and keep the vector index in step with ``superseded_by``."""
-        ...
-
-    def insert_memory(self, row: NewMemory) -> None: ...
-
-    def purge_memory(self, memory_id: str) -> None: ...
-
-    def edges(self) -> EdgeHandle:
-        """The association graph's writes, on this same transaction."""
-        ...
-
-    def edge(self, source_id: str, target_id: str) -> EdgeRow | None:
-        """The stored edge of one ordered pair."""
-        ...
-
-    def candidates(self, context_id: str, limit: int) -> list[tuple[MemoryRow, np.ndarray]]:
-        """Live, unsuperseded memories of the context with a stored vector, newest first."""
-        ...
-
-    def logged(self, context_id: str, kind: str) -> list[SleepActionRow]:
-        """Actions of ``kind`` in the context's runs that are not rolled back, oldest first."""
-        ...
+__all__ = [
+    "MEMORY_FIELDS",
+    "RUN_STATUSES",
+    "EdgeHandle",
+    "SleepActionRow",
+    "SleepRollback",
+    "SleepRunRow",
+    "SleepTransaction",
+    "SleepWrites",
+    "TokensOf",
+    "decode_time",
+    "dumps",
+    "edge_from_json",
+    "edge_json",
+    "edges_on",
+    "encode_time",
+    "memory_values",
+]
 
 
 class SleepWrites:
     """Mixed into each store: Sleep's run log and its logged, reversible changes."""
 
-    def _sleep_transaction(self, workspace_id: str) -> AbstractContextManager[SleepTransaction]:
+    def sleep_transaction(self, workspace_id: str) -> AbstractContextManager[SleepTransaction]:
         raise NotImplementedError
 
     # ------------------------------------------------------------ runs
@@ -219,7 +66,7 @@ class SleepWrites:
         progress. A ``running`` run started before ``stale_before`` was abandoned by a process
         that stopped: it is marked ``failed`` first (its logged actions stay, and it can be
         rolled back)."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             if not tx.lock_context(run.context_id):
                 raise NotFoundError("context not found", field="context_id")
             for other in tx.runs(run.context_id):
@@ -247,22 +94,22 @@ class SleepWrites:
         error: str | None = None,
     ) -> None:
         """Close a run as ``done`` or ``failed`` with its summary."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             tx.update_run(
                 run_id, {"status": status, "finished_at": now, "summary": summary, "error": error}
             )
 
     def get_sleep_run(self, workspace_id: str, run_id: str) -> SleepRunRow | None:
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return tx.run(run_id)
 
     def list_sleep_runs(self, workspace_id: str, context_id: str) -> list[SleepRunRow]:
         """The context's runs, newest first."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return list(reversed(tx.runs(context_id)))
 
     def list_sleep_actions(self, workspace_id: str, run_id: str) -> list[SleepActionRow]:
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return tx.actions(run_id)
 
     def sleep_candidates(
@@ -270,7 +117,7 @@ class SleepWrites:
     ) -> list[tuple[MemoryRow, np.ndarray]]:
         """What a run may consolidate: the newest ``limit`` live, unsuperseded memories of
         the context that have a vector, with it (the stored vector: no re-embedding)."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return tx.candidates(context_id, limit)
 
     def last_sleep_values(
@@ -278,7 +125,7 @@ class SleepWrites:
     ) -> dict[str, tuple[Any, Any]]:
         """Per target, (before, after) of the latest ``kind`` action of the context's runs
         that are not rolled back (e.g. what Sleep last did to each memory's importance)."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             return {
                 action.target: (action.before, action.after)
                 for action in tx.logged(context_id, kind)
@@ -291,7 +138,7 @@ class SleepWrites:
         self, workspace_id: str, run_id: str, phase: str, now: datetime
     ) -> Iterator[tuple[SleepTransaction, Callable[..., SleepActionRow]]]:
         """A transaction plus ``log(kind, target, before, after, note)`` appending to the run."""
-        with self._sleep_transaction(workspace_id) as tx:
+        with self.sleep_transaction(workspace_id) as tx:
             run = tx.run(run_id)
             if run is None or run.status != "running":
                 raise ConflictError(f"Sleep run {run_id} is not running", field="run_id")
@@ -429,32 +276,6 @@ class SleepWrites:
             for change in tx.edges().set_edges(workspace_id, edges) if edges else []:
                 done.append(_log_edge(log, change))
             return done
-
-    # ------------------------------------------------------------ rollback
-
-    def rollback_sleep_run(
-        self,
-        workspace_id: str,
-        run_id: str,
-        now: datetime,
-        tokens_of: TokensOf,
-        stale_before: datetime | None = None,
-    ) -> SleepRollback:
-        """Undo every logged change of a run, newest first, in one transaction.
-
-        Only the context's latest run that is not rolled back may be undone (older runs'
-        values may since have been changed by newer ones), and not while it is running
-        (a ``running`` run started before ``stale_before`` was abandoned by a process that
-        died: it may be undone).
-        A memory changed since the run (its ``updated_at`` moved) refuses the whole rollback
-        (``ConflictError``): undoing would overwrite someone's later edit. An edge changed
-        since (learning goes on) is left as it is and reported in ``skipped``, as is a
-        change to a memory purged since.
-        """
-        from kioku.storage.sleep_rollback import rollback_run  # it imports this module
-
-        with self._sleep_transaction(workspace_id) as tx:
-            return rollback_run(tx, run_id, now, tokens_of, stale_before)
 
 
 def _log_edge(

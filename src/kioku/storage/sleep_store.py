@@ -1,17 +1,18 @@
-"""The Sleep part of the ``Store`` protocol (``storage/sleep.py`` holds the rules both
-backends share). Every logged change is written in the same transaction as its action, with
-exact values before and after."""
+"""The Sleep part of the ``Store`` protocol (``storage/sleep.py`` holds the logging rules both
+backends share, ``service/sleep/rollback.py`` the rollback). Every logged change is written in
+the same transaction as its action, with exact values before and after."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
 import numpy as np
 
 from kioku.storage.records import EdgeRow, MemoryRow, NewMemory
-from kioku.storage.sleep import SleepActionRow, SleepRollback, SleepRunRow, TokensOf
+from kioku.storage.sleep_log import SleepActionRow, SleepRunRow, SleepTransaction, TokensOf
 
 
 class SleepStore(Protocol):
@@ -114,13 +115,7 @@ class SleepStore(Protocol):
         note: str | None = None,
     ) -> list[SleepActionRow]: ...
 
-    def rollback_sleep_run(
-        self,
-        workspace_id: str,
-        run_id: str,
-        now: datetime,
-        tokens_of: TokensOf,
-        stale_before: datetime | None = None,
-    ) -> SleepRollback:
-        """Undo a run's changes, newest first, in one transaction (see storage/sleep.py)."""
+    def sleep_transaction(self, workspace_id: str) -> AbstractContextManager[SleepTransaction]:
+        """One write transaction on the workspace's Sleep log and memories, for the rules
+        written above storage (a run's rollback: ``service/sleep/rollback.py``)."""
         ...

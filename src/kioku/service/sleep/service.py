@@ -28,6 +28,7 @@ from kioku.service.sleep.importance import rescore_importance
 from kioku.service.sleep.llm import ChatModel, OpenAIChat
 from kioku.service.sleep.llm_phases import llm_phases
 from kioku.service.sleep.merge import merge_duplicates
+from kioku.service.sleep.rollback import rollback_sleep_run
 from kioku.service.sleep.runner import Phase, run_sleep
 from kioku.service.sleep.sweep import sweep_state
 from kioku.storage.base import Store
@@ -128,8 +129,13 @@ class SleepService:
         wrote are erased). Only the context's latest run that is not rolled back."""
         run = self._run_of(principal, run_id)
         now = self.clock()
-        outcome = self.store.rollback_sleep_run(
-            principal.workspace_id, run.id, now, lexical_text, now - self.config.stale_after
+        outcome = rollback_sleep_run(
+            self.store,
+            principal.workspace_id,
+            run.id,
+            now,
+            lexical_text,
+            now - self.config.stale_after,
         )
         return SleepRollback(
             run=run_view(outcome.run),

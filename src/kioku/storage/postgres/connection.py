@@ -17,10 +17,11 @@ from psycopg import Connection
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
+from kioku.storage.shared.database import ALL_WORKSPACES
 from kioku.storage.urls import libpq_url
 
-ALL_WORKSPACES = "*"
-"""The scope of work that is not one tenant's. Never a workspace id (those are UUIDs)."""
+__all__ = ["ALL_WORKSPACES", "SCOPE_SETTING", "PostgresDatabase"]
+
 SCOPE_SETTING = "kioku.workspace_id"
 
 

@@ -1,32 +1,18 @@
-"""Claims on PostgreSQL: background jobs and leased embedding work, safe across replicas."""
+"""Leased embedding work on PostgreSQL, safe across replicas (the rest: ``shared/jobs.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
 from kioku.storage.records import EmbeddingJob, embedding_text
+from kioku.storage.shared.jobs import JobStore
 
 
-class PostgresJobLane:
-    """Mixed into ``PostgresStore``."""
+class PostgresJobLane(JobStore):
+    """``JobStore`` on PostgreSQL."""
 
     db: PostgresDatabase
-
-    def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
-        with self.db.transaction(ALL_WORKSPACES) as conn:
-            # ON CONFLICT DO UPDATE locks the row and re-checks the WHERE on its newest
-            # version: of several replicas claiming at once, exactly one gets a row back.
-            row = conn.execute(
-                "INSERT INTO job_claims (name, holder, claimed_at, claimed_until) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET "
-                "holder = EXCLUDED.holder, claimed_at = EXCLUDED.claimed_at, "
-                "claimed_until = EXCLUDED.claimed_until, runs = job_claims.runs + 1 "
-                "WHERE job_claims.claimed_until <= EXCLUDED.claimed_at RETURNING name",
-                (name, holder, now, until),
-            ).fetchone()
-        return row is not None
 
     def claim_embeddings(
         self, model: str, limit: int, now: datetime, until: datetime
@@ -65,13 +51,3 @@ class PostgresJobLane:
             )
             for row in rows
         ]
-
-    def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
-        if not memory_ids:
-            return
-        with self.db.transaction(workspace_id) as conn:
-            conn.execute(
-                "UPDATE memories SET embedding_lease_until = NULL WHERE workspace_id = %s "
-                "AND embedding_status = 'pending' AND id = ANY(%s)",
-                (workspace_id, list(memory_ids)),
-            )

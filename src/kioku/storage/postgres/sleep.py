@@ -204,7 +204,7 @@ class PostgresSleepLane(SleepWrites):
     db: PostgresDatabase
 
     @contextmanager
-    def _sleep_transaction(self, workspace_id: str) -> Iterator[_PostgresSleepTransaction]:
+    def sleep_transaction(self, workspace_id: str) -> Iterator[_PostgresSleepTransaction]:
         with self.db.transaction(workspace_id) as conn:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_GRAPH_LOCK, workspace_id)

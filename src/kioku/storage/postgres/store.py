@@ -17,7 +17,6 @@ from psycopg.types.json import Jsonb
 
 from kioku.errors import ConflictError
 from kioku.storage.migrations import upgrade_database
-from kioku.storage.postgres.access import PostgresAccessLane
 from kioku.storage.postgres.codec import (
     MEMORY_COLUMNS,
     context_from_row,
@@ -25,17 +24,13 @@ from kioku.storage.postgres.codec import (
     memory_from_row,
 )
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
-from kioku.storage.postgres.connectors import PostgresConnectorLane
-from kioku.storage.postgres.delivery import PostgresDeliveryLane
+from kioku.storage.postgres.dialect import PostgresSql
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
-from kioku.storage.postgres.feedback import PostgresFeedbackLane
 from kioku.storage.postgres.filters import filter_sql
 from kioku.storage.postgres.graph import PostgresGraphLane
 from kioku.storage.postgres.jobs import PostgresJobLane
-from kioku.storage.postgres.oauth import PostgresOAuthLane
 from kioku.storage.postgres.search import PostgresSearchLane
 from kioku.storage.postgres.sleep import PostgresSleepLane
-from kioku.storage.postgres.state import PostgresStateLane
 from kioku.storage.postgres.stats import PostgresStatsLane
 from kioku.storage.postgres.transfer import PostgresTransferLane
 from kioku.storage.records import (
@@ -47,6 +42,13 @@ from kioku.storage.records import (
     RankingSignals,
     WorkspaceRow,
 )
+from kioku.storage.shared.connectors import ConnectorStore
+from kioku.storage.shared.database import Database
+from kioku.storage.shared.delivery import DeliveryStore
+from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.keys import KeyStore
+from kioku.storage.shared.oauth import OAuthStore
+from kioku.storage.shared.state import StateStore
 from kioku.storage.urls import libpq_url, sqlalchemy_url
 
 _CONTEXT_COLUMNS = {"name", "description", "trust_tier", "sleep_mode", "search_config"}
@@ -81,24 +83,27 @@ def _conflict(name: object) -> ConflictError:
 class PostgresStore(
     PostgresSearchLane,
     PostgresEmbeddingLane,
-    PostgresDeliveryLane,
-    PostgresFeedbackLane,
-    PostgresStateLane,
+    DeliveryStore,
+    FeedbackStore,
+    StateStore,
     PostgresStatsLane,
-    PostgresAccessLane,
-    PostgresOAuthLane,
+    KeyStore,
+    OAuthStore,
     PostgresJobLane,
     PostgresTransferLane,
     PostgresGraphLane,
     PostgresSleepLane,
-    PostgresConnectorLane,
+    ConnectorStore,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
+
+    sql: Database  # the shared repositories' view of ``db``
 
     def __init__(self, url: str, *, max_connections: int = 10) -> None:
         self.url = libpq_url(url)
         upgrade_database(sqlalchemy_url(url))
         self.db = PostgresDatabase(self.url, max_size=max_connections)
+        self.sql = PostgresSql(self.db)
 
     def close(self) -> None:
         self.db.close()

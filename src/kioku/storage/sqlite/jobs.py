@@ -1,32 +1,19 @@
-"""Claims on SQLite: background jobs and leased embedding work (see migration 0005)."""
+"""Leased embedding work on SQLite (the rest of the claims: ``shared/jobs.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from kioku.storage.records import EmbeddingJob, embedding_text
+from kioku.storage.shared.jobs import JobStore
 from kioku.storage.sqlite.codec import encode_time
 from kioku.storage.sqlite.connection import SQLiteDatabase
 
 
-class SQLiteJobLane:
-    """Mixed into ``SQLiteStore``."""
+class SQLiteJobLane(JobStore):
+    """``JobStore`` on SQLite."""
 
     db: SQLiteDatabase
-
-    def claim_job(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
-        with self.db.write() as conn:
-            # One conditional upsert: of several claimers, exactly one finds the row free.
-            row = conn.execute(
-                "INSERT INTO job_claims (name, holder, claimed_at, claimed_until) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
-                "claimed_at = excluded.claimed_at, claimed_until = excluded.claimed_until, "
-                "runs = job_claims.runs + 1 WHERE job_claims.claimed_until <= excluded.claimed_at "
-                "RETURNING name",
-                (name, holder, encode_time(now), encode_time(until)),
-            ).fetchone()
-        return row is not None
 
     def claim_embeddings(
         self, model: str, limit: int, now: datetime, until: datetime
@@ -58,14 +45,3 @@ class SQLiteJobLane:
             )
             for row in rows
         ]
-
-    def release_embeddings(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
-        if not memory_ids:
-            return
-        marks = ", ".join("?" * len(memory_ids))
-        with self.db.write() as conn:
-            conn.execute(
-                "UPDATE memories SET embedding_lease_until = NULL WHERE workspace_id = ? "
-                f"AND embedding_status = 'pending' AND id IN ({marks})",
-                (workspace_id, *memory_ids),
-            )

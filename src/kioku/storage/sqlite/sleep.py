@@ -251,6 +251,6 @@ class SQLiteSleepLane(SleepWrites):
     index: VectorIndexCache
 
     @contextmanager
-    def _sleep_transaction(self, workspace_id: str) -> Iterator[_SQLiteSleepTransaction]:
+    def sleep_transaction(self, workspace_id: str) -> Iterator[_SQLiteSleepTransaction]:
         with self.db.write() as conn:
             yield _SQLiteSleepTransaction(self, conn, workspace_id)  # type: ignore[arg-type]

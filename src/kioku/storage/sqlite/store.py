@@ -22,7 +22,12 @@ from kioku.storage.records import (
     RankingSignals,
     WorkspaceRow,
 )
-from kioku.storage.sqlite.access import SQLiteAccessLane
+from kioku.storage.shared.database import Database
+from kioku.storage.shared.delivery import DeliveryStore
+from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.keys import KeyStore
+from kioku.storage.shared.oauth import OAuthStore
+from kioku.storage.shared.state import StateStore
 from kioku.storage.sqlite.bm25 import DocumentFrequencies
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
@@ -35,15 +40,12 @@ from kioku.storage.sqlite.codec import (
 )
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.connectors import SQLiteConnectorLane
-from kioku.storage.sqlite.delivery import SQLiteDeliveryLane
-from kioku.storage.sqlite.feedback import SQLiteFeedbackLane
+from kioku.storage.sqlite.dialect import SQLiteSql
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.graph import SQLiteGraphLane
 from kioku.storage.sqlite.jobs import SQLiteJobLane
 from kioku.storage.sqlite.lexical import drain_deletions, ensure_lexical_table
-from kioku.storage.sqlite.oauth import SQLiteOAuthLane
 from kioku.storage.sqlite.sleep import SQLiteSleepLane
-from kioku.storage.sqlite.state import SQLiteStateLane
 from kioku.storage.sqlite.stats import SQLiteStatsLane
 from kioku.storage.sqlite.transfer import SQLiteTransferLane
 from kioku.storage.sqlite.vectors import SQLiteVectorLane
@@ -66,12 +68,12 @@ def _encode_value(column: str, value: Any) -> Any:
 
 class SQLiteStore(
     SQLiteVectorLane,
-    SQLiteDeliveryLane,
-    SQLiteFeedbackLane,
-    SQLiteStateLane,
+    DeliveryStore,
+    FeedbackStore,
+    StateStore,
     SQLiteStatsLane,
-    SQLiteAccessLane,
-    SQLiteOAuthLane,
+    KeyStore,
+    OAuthStore,
     SQLiteJobLane,
     SQLiteTransferLane,
     SQLiteGraphLane,
@@ -79,6 +81,8 @@ class SQLiteStore(
     SQLiteConnectorLane,
 ):
     """The embedded backend. One instance per process per database file."""
+
+    sql: Database  # the shared repositories' view of ``db``
 
     def __init__(
         self,
@@ -93,6 +97,7 @@ class SQLiteStore(
         self.url = f"sqlite:///{path}"
         upgrade_database(self.url)  # creates the file 0600 first (storage/private_files.py)
         self.db = SQLiteDatabase(path, before_commit=drain_deletions)
+        self.sql = SQLiteSql(self.db)
         self.index = VectorIndexCache(
             index_dir if index_dir is not None else path.with_name(path.name + ".vectors"),
             exact_max=exact_max,

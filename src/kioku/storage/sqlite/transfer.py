@@ -14,6 +14,9 @@ from datetime import datetime
 
 from kioku.errors import ConflictError
 from kioku.storage.records import ConnectorRow, ContextRow, EdgeRow, FeedbackRow, StateRow
+from kioku.storage.shared.connectors import connector_from_row
+from kioku.storage.shared.feedback import feedback_from_row
+from kioku.storage.shared.state import state_from_row
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
     context_from_row,
@@ -24,15 +27,14 @@ from kioku.storage.sqlite.codec import (
     memory_from_row,
 )
 from kioku.storage.sqlite.connection import SQLiteDatabase
-from kioku.storage.sqlite.connectors import _connector_from_row
-from kioku.storage.sqlite.feedback import _feedback_from_row
+from kioku.storage.sqlite.dialect import SQLiteDialect
 from kioku.storage.sqlite.filters import chunked, placeholders
 from kioku.storage.sqlite.graph import _edge_from_row
 from kioku.storage.sqlite.lexical import ensure_lexical_table
-from kioku.storage.sqlite.state import _state_from_row
 from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
 from kioku.storage.vector_index import VectorIndexCache
 
+_DIALECT = SQLiteDialect()
 _ID_TABLES: dict[IdKind, str] = {
     "connector": "connectors",
     "context": "contexts",
@@ -52,7 +54,7 @@ class SQLiteTransferLane:
             for row in conn.execute(
                 "SELECT * FROM connectors WHERE workspace_id = ? ORDER BY id", (workspace_id,)
             ):
-                yield _connector_from_row(row)
+                yield connector_from_row(_DIALECT, row)
             for row in conn.execute(
                 "SELECT * FROM contexts WHERE workspace_id = ? ORDER BY id", (workspace_id,)
             ):
@@ -78,14 +80,14 @@ class SQLiteTransferLane:
                 "WHERE workspace_id = ? ORDER BY seq",
                 (workspace_id,),
             ):
-                yield _feedback_from_row(row)
+                yield feedback_from_row(_DIALECT, row)
             for row in conn.execute(
                 "SELECT context_id, key, value, expires_at, created_at, updated_at "
                 "FROM agent_states WHERE workspace_id = ? "
                 "AND (expires_at IS NULL OR expires_at > ?) ORDER BY context_id, key",
                 (workspace_id, encode_time(now)),
             ):
-                yield _state_from_row(row)
+                yield state_from_row(_DIALECT, row)
 
     def restore_workspace(self, workspace_id: str, rows: Iterable[TransferRow]) -> None:
         contexts: list[str] = []

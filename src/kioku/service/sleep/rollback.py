@@ -1,11 +1,15 @@
-"""Rollback of a Sleep run: every logged change put back, newest first (SPEC §8)."""
+"""Rollback of a Sleep run: every logged change put back, newest first, in one transaction.
+
+The rule is written once, here, over the storage's Sleep transaction handle
+(``Store.sleep_transaction``); both backends supply the handle.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from kioku.errors import ConflictError, NotFoundError
-from kioku.storage.sleep import (
+from kioku.storage.sleep_log import (
     SleepActionRow,
     SleepRollback,
     SleepTransaction,
@@ -14,17 +18,38 @@ from kioku.storage.sleep import (
     edge_json,
     memory_values,
 )
+from kioku.storage.sleep_store import SleepStore
 
 
-def rollback_run(
-    tx: SleepTransaction,
+def rollback_sleep_run(
+    store: SleepStore,
+    workspace_id: str,
     run_id: str,
     now: datetime,
     tokens_of: TokensOf,
     stale_before: datetime | None = None,
 ) -> SleepRollback:
-    """Undo every logged change of a run, newest first, inside the caller's transaction
-    (the rules are in ``SleepWrites.rollback_sleep_run``)."""
+    """Undo every logged change of a run, newest first, in one transaction.
+
+    Only the context's latest run that is not rolled back may be undone (older runs' values
+    may since have been changed by newer ones), and not while it is running (a ``running``
+    run started before ``stale_before`` was abandoned by a process that died: it may be
+    undone). A memory changed since the run (its ``updated_at`` moved) refuses the whole
+    rollback (``ConflictError``): undoing would overwrite someone's later edit. An edge
+    changed since (learning goes on) is left as it is and reported in ``skipped``, as is a
+    change to a memory purged since. ``tokens_of`` re-tokenizes a memory whose tags come back.
+    """
+    with store.sleep_transaction(workspace_id) as tx:
+        return _rollback(tx, run_id, now, tokens_of, stale_before)
+
+
+def _rollback(
+    tx: SleepTransaction,
+    run_id: str,
+    now: datetime,
+    tokens_of: TokensOf,
+    stale_before: datetime | None,
+) -> SleepRollback:
     run = tx.run(run_id)
     if run is None:
         raise NotFoundError(f"Sleep run {run_id!r} not found", field="run_id")

@@ -1,0 +1,109 @@
+"""The shared SQL on PostgreSQL: run as written; arrays for lists; ``COLLATE "C"`` orders."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, LiteralString, cast
+
+from psycopg import Connection, Cursor
+from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
+
+from kioku.storage.postgres.codec import MEMORY_COLUMNS, memory_from_row
+from kioku.storage.postgres.connection import PostgresDatabase
+from kioku.storage.records import MemoryRow
+from kioku.storage.shared.database import Params
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _dumps_sorted(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class PostgresDialect:
+    binary = ' COLLATE "C"'
+    for_update = " FOR UPDATE"
+    for_share = " FOR SHARE"
+    exclusive_writes = False
+    json_param = "%s::jsonb"
+
+    def json_text(self, column: str) -> str:
+        return f"{column}::text AS {column}"
+
+    def time(self, value: datetime | None) -> datetime | None:
+        return value
+
+    def read_time(self, value: datetime) -> datetime:
+        return value
+
+    def read_optional_time(self, value: datetime | None) -> datetime | None:
+        return value
+
+    def json(self, value: Any, *, sort_keys: bool = False) -> Jsonb:
+        return Jsonb(value, dumps=_dumps_sorted if sort_keys else _dumps)
+
+    def read_json(self, value: Any) -> Any:
+        return value  # psycopg parses jsonb
+
+    def any(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(%s::text[])", [list(values)]
+
+    def pair_in(self, columns: str, pairs: Sequence[tuple[str, int]]) -> tuple[str, list[Any]]:
+        return (
+            f"{columns} IN (SELECT * FROM unnest(%s::text[], %s::int[]))",
+            [[pair[0] for pair in pairs], [pair[1] for pair in pairs]],
+        )
+
+    def has_tags(self, column: str, tags: Sequence[str], *, every: bool) -> tuple[str, list[Any]]:
+        # A jsonb array of strings: ?| is "any of", ?& is "all of".
+        return f"{column} {'?&' if every else '?|'} %s::text[]", [list(tags)]
+
+    def chunks(self, values: Sequence[Any]) -> Iterator[Sequence[Any]]:
+        yield values  # one array parameter, however long
+
+    def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
+        return f"starts_with({column}, %s)", [prefix]
+
+
+class _Transaction:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: Connection[DictRow]) -> None:
+        self.conn = conn
+
+    def execute(self, query: str, params: Params = ()) -> Cursor[DictRow]:
+        # The shared statements splice only their own fragments, never a value.
+        return self.conn.execute(cast(LiteralString, query), params)
+
+    def executemany(self, query: str, params: Iterable[Params]) -> None:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(cast(LiteralString, query), params)
+
+
+class PostgresSql:
+    """``shared.database.Database`` over a ``PostgresDatabase`` (row-level security scopes)."""
+
+    dialect = PostgresDialect()
+    memory_columns = MEMORY_COLUMNS
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self.db = db
+
+    def memory_from_row(self, row: DictRow) -> MemoryRow:
+        return memory_from_row(row)
+
+    @contextmanager
+    def read(self, scope: str) -> Iterator[_Transaction]:
+        with self.db.transaction(scope) as conn:
+            yield _Transaction(conn)
+
+    @contextmanager
+    def write(self, scope: str) -> Iterator[_Transaction]:
+        with self.db.transaction(scope) as conn:
+            yield _Transaction(conn)

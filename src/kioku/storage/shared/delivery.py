@@ -1,0 +1,89 @@
+"""Deterministic delivery: the pinned set and trigger windows. No ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from kioku.storage.records import MemoryFilter, MemoryRow
+from kioku.storage.shared.database import Database
+from kioku.storage.shared.filters import memory_filter
+
+# The IN lets the planner walk ix_memories_delivery (workspace, context, mode) instead of every
+# row of the context: load_pinned must stay cheap however large the context grows.
+_PINNED = (
+    "m.delivery_mode IN ('always', 'on_trigger') AND (m.delivery_mode = 'always' OR "
+    "(m.trigger_from <= %s AND (m.trigger_until IS NULL OR m.trigger_until > %s)))"
+)
+_UPCOMING = (
+    "m.delivery_mode = 'on_trigger' AND m.trigger_from < %s "
+    "AND (m.trigger_until IS NULL OR m.trigger_until > %s)"
+)
+
+
+class DeliveryStore(Protocol):
+    """Delivery primitives, written once for both backends: what is due, by rule, not by rank."""
+
+    sql: Database
+
+    def _page(
+        self, workspace_id: str, where: str, params: list[Any], order: str, limit: int
+    ) -> tuple[list[MemoryRow], int]:
+        with self.sql.read(workspace_id) as tx:
+            if limit <= 0:  # no page to window over: count alone
+                found = tx.execute(
+                    f"SELECT count(*) AS n FROM memories m WHERE {where}", params
+                ).fetchone()
+                return [], found["n"]
+            # The total is a window count over the same rows, in the same statement: page and
+            # total always agree.
+            rows = tx.execute(
+                f"SELECT {self.sql.memory_columns}, count(*) OVER () AS total FROM memories m "
+                f"WHERE {where} ORDER BY {order} LIMIT %s",
+                (*params, limit),
+            ).fetchall()
+        total = rows[0]["total"] if rows else 0
+        return [self.sql.memory_from_row(row) for row in rows], total
+
+    def pinned_memories(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        flt: MemoryFilter,
+        now: datetime,
+        limit: int,
+    ) -> tuple[list[MemoryRow], int]:
+        """``always`` memories plus ``on_trigger`` ones whose window contains ``now``.
+
+        Ordered by importance desc, created_at, id; returns (first ``limit`` rows, total).
+        """
+        d = self.sql.dialect
+        where, params = memory_filter(d, workspace_id, context_ids, flt)
+        return self._page(
+            workspace_id,
+            f"{where} AND {_PINNED}",
+            [*params, d.time(now), d.time(now)],
+            f"m.importance DESC, m.created_at, m.id{d.binary}",
+            limit,
+        )
+
+    def upcoming_memories(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        flt: MemoryFilter,
+        start: datetime,
+        end: datetime,
+        limit: int,
+    ) -> tuple[list[MemoryRow], int]:
+        """``on_trigger`` memories whose window intersects ``[start, end)``, by trigger_from."""
+        d = self.sql.dialect
+        where, params = memory_filter(d, workspace_id, context_ids, flt)
+        return self._page(
+            workspace_id,
+            f"{where} AND {_UPCOMING}",
+            [*params, d.time(end), d.time(start)],
+            f"m.trigger_from, m.importance DESC, m.id{d.binary}",
+            limit,
+        )

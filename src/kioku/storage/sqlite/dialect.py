@@ -1,0 +1,128 @@
+"""The shared SQL on SQLite: ``%s`` becomes ``?``, timestamps are UTC text, JSON is text."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from kioku.storage.records import MemoryRow
+from kioku.storage.shared.database import Params
+from kioku.storage.sqlite.codec import (
+    MEMORY_COLUMNS,
+    decode_required_time,
+    decode_time,
+    encode_optional_time,
+    memory_from_row,
+)
+from kioku.storage.sqlite.connection import SQLiteDatabase
+
+# Bound parameters per statement stay well under SQLite's limit.
+_ID_CHUNK = 500
+
+
+def chunked(values: Sequence[str], size: int = _ID_CHUNK) -> Iterator[Sequence[str]]:
+    """Split a long id list into statement-sized pieces."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+_PLACEHOLDER = re.compile(r"%[s%]")
+
+
+@lru_cache(maxsize=1024)
+def native(query: str) -> str:
+    """A psycopg-style statement in SQLite's placeholder style."""
+    return _PLACEHOLDER.sub(lambda m: "?" if m[0] == "%s" else "%", query)
+
+
+def marks(values: Sequence[Any]) -> str:
+    return ", ".join("%s" for _ in values)
+
+
+class SQLiteDialect:
+    binary = ""
+    for_update = ""
+    for_share = ""
+    exclusive_writes = True
+    json_param = "%s"
+
+    def json_text(self, column: str) -> str:
+        return column
+
+    def time(self, value: datetime | None) -> str | None:
+        return encode_optional_time(value)
+
+    def read_time(self, value: str) -> datetime:
+        return decode_required_time(value)
+
+    def read_optional_time(self, value: str | None) -> datetime | None:
+        return decode_time(value)
+
+    def json(self, value: Any, *, sort_keys: bool = False) -> str:
+        return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=str)
+
+    def read_json(self, value: str) -> Any:
+        return json.loads(value)
+
+    def any(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({marks(values)})", list(values)
+
+    def pair_in(self, columns: str, pairs: Sequence[tuple[str, int]]) -> tuple[str, list[Any]]:
+        rows = ", ".join("(%s, %s)" for _ in pairs)
+        return f"{columns} IN (VALUES {rows})", [value for pair in pairs for value in pair]
+
+    def has_tags(self, column: str, tags: Sequence[str], *, every: bool) -> tuple[str, list[Any]]:
+        if every:
+            one = f"EXISTS (SELECT 1 FROM json_each({column}) t WHERE t.value = %s)"
+            return " AND ".join(one for _ in tags), list(tags)
+        return (
+            f"EXISTS (SELECT 1 FROM json_each({column}) t WHERE t.value IN ({marks(tags)}))",
+            list(tags),
+        )
+
+    def chunks(self, values: Sequence[Any]) -> Iterator[Sequence[Any]]:
+        return chunked(values)
+
+    def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
+        return f"substr({column}, 1, %s) = %s", [len(prefix), prefix]
+
+
+class _Transaction:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, query: str, params: Params = ()) -> sqlite3.Cursor:
+        return self.conn.execute(native(query), params)
+
+    def executemany(self, query: str, params: Iterable[Params]) -> None:
+        self.conn.executemany(native(query), params)
+
+
+class SQLiteSql:
+    """``shared.database.Database`` over a ``SQLiteDatabase`` (one file: no workspace scope)."""
+
+    dialect = SQLiteDialect()
+    memory_columns = MEMORY_COLUMNS
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self.db = db
+
+    def memory_from_row(self, row: sqlite3.Row) -> MemoryRow:
+        return memory_from_row(row)
+
+    @contextmanager
+    def read(self, scope: str) -> Iterator[_Transaction]:
+        yield _Transaction(self.db.connection())
+
+    @contextmanager
+    def write(self, scope: str) -> Iterator[_Transaction]:
+        with self.db.write() as conn:
+            yield _Transaction(conn)
