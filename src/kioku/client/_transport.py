@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
 
 T = TypeVar("T")
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+ExcInfo = tuple[type[BaseException] | None, BaseException | None, TracebackType | None]
+"""What ``__exit__`` receives."""
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 # Requests to an in-process app never leave the process; a loopback name, which the app's
@@ -93,6 +96,30 @@ def http_options(
     if key:
         headers["Authorization"] = f"Bearer {key}"
     return {"base_url": url, "headers": headers, "timeout": timeout}
+
+
+class HttpClient(Generic[H]):
+    """Construction, shared by both clients: where the server is, how to authenticate."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        api_key: str | None = None,
+        app: Any = None,
+        timeout: float = 30.0,
+    ) -> None:
+        options = http_options(base_url, api_key, timeout, in_process=app is not None)
+        self._http = self._connect(app, options)
+
+    def _connect(self, app: Any, options: dict[str, Any]) -> H:
+        """The httpx client, given the options of ``http_options`` (an app: served in-process)."""
+        raise NotImplementedError
+
+    @property
+    def base_url(self) -> str:
+        """The server this client talks to."""
+        return str(self._http.base_url)
 
 
 def read(call: Call[T], response: httpx.Response) -> T:
