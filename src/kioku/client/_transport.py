@@ -13,16 +13,7 @@ import anyio.from_thread
 import httpx
 
 from kioku._version import __version__
-from kioku.errors import (
-    ConflictError,
-    ForbiddenError,
-    InvalidInputError,
-    KiokuError,
-    NotFoundError,
-    PayloadTooLargeError,
-    RateLimitedError,
-    UnauthorizedError,
-)
+from kioku.errors import KiokuError, error_class
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -38,19 +29,6 @@ DEFAULT_URL = "http://127.0.0.1:8765"
 # Requests to an in-process app never leave the process; a loopback name, which the app's
 # Host check (kioku.api.hosts) accepts in every configuration.
 IN_PROCESS_URL = "http://localhost"
-
-ERRORS: dict[str, type[KiokuError]] = {
-    cls.code: cls
-    for cls in (
-        NotFoundError,
-        InvalidInputError,
-        ForbiddenError,
-        ConflictError,
-        PayloadTooLargeError,
-        RateLimitedError,
-        UnauthorizedError,
-    )
-}
 
 
 @dataclass(frozen=True)
@@ -138,7 +116,7 @@ def to_error(response: httpx.Response) -> KiokuError:
         # Not kioku's error shape (a proxy page, a wrong URL): keep what little there is.
         exc = KiokuError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
     else:
-        cls = ERRORS.get(code, KiokuError)
+        cls = error_class(code)
         exc = cls(message, field=error.get("field"), details=error.get("details") or [])
         exc.code = code
     exc.status_code = response.status_code

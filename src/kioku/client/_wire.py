@@ -18,7 +18,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from kioku.errors import InvalidInputError
+from kioku.errors import InvalidInputError, first_error
 from kioku.models import RecallFilters, TagFilter
 
 
@@ -85,9 +85,8 @@ def filter_params(filters: Filters | None, supported: Mapping[str, str]) -> dict
     try:
         model = RecallFilters.model_validate(filters)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(["filters", *(str(p) for p in error["loc"])])
-        raise InvalidInputError(f"{field}: {error['msg']}", field=field) from None
+        field, message = first_error(exc, "filters.")
+        raise InvalidInputError(f"{field}: {message}", field=field) from None
     params: dict[str, Any] = {}
     for name in sorted(model.model_fields_set):  # a stable query string
         value = getattr(model, name)

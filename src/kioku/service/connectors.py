@@ -29,6 +29,7 @@ from kioku.errors import (
     ForbiddenError,
     InvalidInputError,
     PayloadTooLargeError,
+    first_error,
 )
 from kioku.models import (
     ContextCreate,
@@ -45,7 +46,6 @@ from kioku.service.guard import operation
 from kioku.service.memories import (
     MemoryService,
     derive_trust_tier,
-    first_error,
     judge_instructions,
     lexical_text,
 )

@@ -8,7 +8,13 @@ from datetime import UTC, datetime, timedelta
 from pydantic import ValidationError
 
 from kioku.clock import Clock, system_clock
-from kioku.errors import InvalidInputError, KiokuError, NotFoundError, PayloadTooLargeError
+from kioku.errors import (
+    InvalidInputError,
+    KiokuError,
+    NotFoundError,
+    PayloadTooLargeError,
+    first_error,
+)
 from kioku.models import (
     BatchCreate,
     BatchItemResult,
@@ -48,13 +54,6 @@ MAX_PAGE = 200
 def lexical_text(summary: str, content: str, tags: list[str]) -> str:
     """The space-joined tokens a memory is indexed under (summary, content and tags)."""
     return " ".join(tokenize(" ".join([summary, content, *tags])))
-
-
-def first_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
-    """The first validation problem as (dotted field path, message)."""
-    error = exc.errors()[0]
-    path = ".".join(str(part) for part in error["loc"])
-    return (prefix + path).rstrip("."), error["msg"]
 
 
 def derive_trust_tier(context: ContextRow, source_type: str) -> str:
