@@ -18,7 +18,7 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -246,7 +246,7 @@ class ConnectorService:
         existing = self.store.external_memories(
             ws, context.id, owner, [*(i.external_id for i in upserts), *deletes]
         )
-        now = datetime.now(UTC)  # memory timestamps are wall time, as remember's
+        now = self.memories.stamps.take(self.clock(), len(upserts))  # as remember's stamps
         outcomes: dict[str, tuple[IngestStatus, str | None]] = {}
         new_rows: list[NewMemory] = []
         changes: list[tuple[MemoryRow, MemoryChanges]] = []
