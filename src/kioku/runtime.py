@@ -60,7 +60,7 @@ class Runtime:
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
     sleep: SleepService = field(init=False)
-    """Consolidation (SPEC §8): run now, report, roll back; scheduled through ``jobs``."""
+    """Consolidation (docs/concepts.md): run now, report, roll back; scheduled through ``jobs``."""
     connectors: ConnectorService = field(init=False)
     """Ingestion by external id (connector workers, Slack and Markdown imports)."""
     purge: PurgeService = field(init=False)

@@ -34,7 +34,7 @@ UNSET = _Unset.UNSET
 Unset = Literal[_Unset.UNSET]
 
 Filters = RecallFilters | Mapping[str, Any]
-"""Recall filters (SPEC §5.4), as the model or as a plain dict of its fields."""
+"""Recall filters (docs/concepts.md, "Filters"), as the model or as a plain dict of its fields."""
 
 
 def path(*segments: str) -> str:

@@ -137,7 +137,7 @@ class ConnectorService:
                 return IngestResult.model_validate(stored[1])
         upserts = [_item(op) for op in ops if isinstance(op, IngestUpsert)]
         deletes = [op.external_id for op in ops if isinstance(op, IngestDelete)]
-        # Connector ingestion is a channel of its own (SPEC §4), whoever runs the worker.
+        # Connector ingestion is a channel of its own (docs/connectors.md), whoever runs the worker.
         outcomes = self.sync(
             principal.via("connector"), context, upserts, deletes,
             owner=owner, wait=request.wait,

@@ -82,7 +82,8 @@ class ContextService:
             # allow-list which names the contexts it cannot see use.
             raise ForbiddenError("a key with a context allow-list cannot rename a context")
         if row.connector_id is not None and values.get("trust_tier") == "trusted":
-            # SPEC §2: what a connector feeds is someone else's text, whatever its context.
+            # What a connector feeds is someone else's text, whatever its context
+            # (docs/connectors.md).
             raise InvalidInputError(
                 "a context fed by a connector is always external", field="trust_tier"
             )

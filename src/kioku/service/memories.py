@@ -57,7 +57,7 @@ def lexical_text(summary: str, content: str, tags: list[str]) -> str:
 
 
 def derive_trust_tier(context: ContextRow, source_type: str) -> str:
-    """SPEC §4: external if the context is, or if the text came from a connector."""
+    """External if the context is, or if the text came from a connector (docs/concepts.md)."""
     if context.trust_tier == "external" or source_type == "connector":
         return "external"
     return "trusted"
