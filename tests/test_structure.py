@@ -33,13 +33,33 @@ def imports_of(package: str) -> set[str]:
             "service",
             ("fastapi", "starlette", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite"),
         ),
-        ("api", ("typer", "kioku.cli", "kioku.storage.sqlite")),
+        # Surfaces reach the data through the services only.
+        ("api", ("typer", "kioku.cli", "kioku.storage")),
         ("mcp", ("fastapi", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite")),
         ("embeddings", ("fastapi", "typer", "kioku.service", "kioku.api")),
         # The UI calls the services, like every surface: no SQL, no other surface's code.
         (
             "ui",
             ("typer", "sqlalchemy", "kioku.cli", "kioku.mcp", "kioku.api", "kioku.storage"),
+        ),
+        # The SDK speaks HTTP: the wire models and errors, nothing of the server.
+        (
+            "client",
+            (
+                "fastapi",
+                "starlette",
+                "typer",
+                "mcp",
+                "sqlalchemy",
+                "kioku.api",
+                "kioku.cli",
+                "kioku.mcp",
+                "kioku.ui",
+                "kioku.runtime",
+                "kioku.service",
+                "kioku.storage",
+                "kioku.search",
+            ),
         ),
         # Connectors read sources and call the service; surfaces call them, never the reverse.
         (

@@ -1,6 +1,13 @@
-"""Domain errors: raised once in the service, translated once per surface."""
+"""Domain errors: raised once in the service, translated once per surface.
+
+The one status table (``HTTP_STATUS``) and the one reading of a validation failure
+(``first_error``) live here, for every surface: REST, UI, CLI, MCP and the SDK.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 
 class KiokuError(Exception):
@@ -59,3 +66,49 @@ class UnauthorizedError(KiokuError):
     """No valid credentials: a missing, unknown, revoked or expired key or token."""
 
     code = "unauthorized"
+
+
+HTTP_STATUS: dict[type[KiokuError], int] = {
+    NotFoundError: 404,
+    InvalidInputError: 422,
+    ForbiddenError: 403,
+    ConflictError: 409,
+    PayloadTooLargeError: 413,
+    RateLimitedError: 429,
+    UnauthorizedError: 401,
+}
+"""The HTTP status of each error kioku raises on purpose."""
+
+_BY_CODE = {cls.code: cls for cls in HTTP_STATUS}
+
+
+def http_status(exc: KiokuError) -> int:
+    """The status an error is answered with (400 for a ``KiokuError`` not in the table)."""
+    return next((status for cls, status in HTTP_STATUS.items() if isinstance(exc, cls)), 400)
+
+
+def error_class(code: str) -> type[KiokuError]:
+    """The exception class of an error ``code`` (``KiokuError`` for a code not known here)."""
+    return _BY_CODE.get(code, KiokuError)
+
+
+class Reported(Protocol):
+    """A validation failure: pydantic's ``ValidationError`` or FastAPI's request one."""
+
+    def errors(self) -> Sequence[Any]: ...
+
+
+def field_path(loc: Sequence[int | str], prefix: str = "") -> str:
+    """``items.0.summary``: a validation error's location as a dotted path after ``prefix``;
+    an error about the whole value is ``prefix`` alone, without its trailing dot."""
+    path = ".".join(str(part) for part in loc)
+    return prefix + path if path else prefix.rstrip(".")
+
+
+def first_error(exc: Reported, prefix: str = "", *, sourced: bool = False) -> tuple[str, str]:
+    """The first problem of a validation failure as (dotted field path, message).
+    ``sourced``: the location starts with where the value came from (``query``, ``path``),
+    which is not part of the field's name."""
+    error = exc.errors()[0]
+    loc = tuple(error["loc"])
+    return field_path(loc[1:] if sourced else loc, prefix), str(error["msg"])

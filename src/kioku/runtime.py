@@ -60,7 +60,7 @@ class Runtime:
     owns_embedder: bool = True
     """False when the caller passed the embedder in (it closes it, e.g. a shared test model)."""
     sleep: SleepService = field(init=False)
-    """Consolidation (SPEC §8): run now, report, roll back; scheduled through ``jobs``."""
+    """Consolidation (docs/concepts.md): run now, report, roll back; scheduled through ``jobs``."""
     connectors: ConnectorService = field(init=False)
     """Ingestion by external id (connector workers, Slack and Markdown imports)."""
     purge: PurgeService = field(init=False)
@@ -116,7 +116,7 @@ def open_runtime(
         else None
     )
     workspace = store.ensure_workspace(DEFAULT_WORKSPACE)
-    contexts = ContextService(store)
+    contexts = ContextService(store, clock)
     associations = Associations(store, contexts, clock=clock)
     runtime = Runtime(
         settings=settings,
@@ -131,6 +131,7 @@ def open_runtime(
             max_content_bytes=settings.max_content_bytes,
             embed_async=settings.embed_async,
             graph=associations,
+            clock=clock,
         ),
         recall=RecallService(
             store, contexts, embedder, fetch_factor=settings.fetch_factor, graph=associations
@@ -151,7 +152,7 @@ def open_runtime(
     runtime.sleep = SleepService(store, contexts, _sleep_config(settings), clock=clock)
     runtime.connectors = ConnectorService(store, contexts, runtime.memories, clock=clock)
     runtime.purge = PurgeService(store, contexts)
-    runtime.forgetting = ForgetService(store, contexts, runtime.recall)
+    runtime.forgetting = ForgetService(store, contexts, runtime.recall, clock)
     if settings.sleep_interval_seconds > 0 and runtime.jobs is not None:
         every = timedelta(seconds=settings.sleep_interval_seconds)
         runtime.jobs.jobs.append(sleep_job(store, runtime.sleep.run_context, every))

@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     max_content_bytes: int = 1024 * 1024
     max_request_bytes: int = 16 * 1024 * 1024
     max_state_bytes: int = 16 * 1024
-    """Cap on one state value, as compact UTF-8 JSON (SPEC §7)."""
+    """Cap on one state value, as compact UTF-8 JSON (docs/concepts.md, "Agent state lane")."""
     fetch_factor: int = 4
     host: str = "127.0.0.1"
     port: int = 8765

@@ -1,4 +1,4 @@
-"""The feedback lane (SPEC §9): append-only, server-stamped, never recalled, a bounded nudge."""
+"""The feedback lane: append-only, server-stamped, never recalled, a bounded nudge."""
 
 from __future__ import annotations
 

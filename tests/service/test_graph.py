@@ -1,4 +1,4 @@
-"""The association graph in the service (SPEC §6): learning from recall and feedback, declared
+"""The association graph in the service: learning from recall and feedback, declared
 links, explore, related memories, and the trust wall around all of them."""
 
 from __future__ import annotations

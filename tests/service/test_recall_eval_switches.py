@@ -28,7 +28,7 @@ def test_rerank_false_keeps_the_fused_order(runtime: Runtime, principal: Princip
 
 def test_created_clock_dates_new_memories(runtime: Runtime, principal: Principal) -> None:
     when = datetime(2025, 1, 2, 3, 4, tzinfo=UTC)
-    runtime.memories.created_clock = lambda: when
+    runtime.memories.clock = lambda: when
     memory_id = remember(runtime, principal, "written last year")
     row = runtime.store.get_memory(principal.workspace_id, memory_id)
     assert row is not None and row.created_at == when
@@ -38,7 +38,7 @@ def test_equal_scores_go_to_the_newer_memory(runtime: Runtime, principal: Princi
     start = datetime(2026, 1, 1, tzinfo=UTC)
     ids = []
     for days in (0, 30, 10):  # the same text thrice: identical scores on both legs
-        runtime.memories.created_clock = lambda days=days: start + timedelta(days=days)
+        runtime.memories.clock = lambda days=days: start + timedelta(days=days)
         ids.append(remember(runtime, principal, "standup is at ten"))
     request = RecallRequest(query="standup", k=3)
     result = runtime.recall.recall(principal, "default", request, rerank=False)

@@ -1,4 +1,4 @@
-"""Sleep through the service (SPEC §8), on the fake embedder: deterministic phases, the report,
+"""Sleep through the service, on the fake embedder: deterministic phases, the report,
 rollback to a byte-identical export, permissions, the schedule's claims."""
 
 from __future__ import annotations

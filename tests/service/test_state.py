@@ -1,4 +1,4 @@
-"""The agent state lane (SPEC §7), through the service, with a clock moved by hand."""
+"""The agent state lane, through the service, with a clock moved by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Provenance and trust (SPEC §4): external text is flagged, never obeyed by a trusted read."""
+"""Provenance and trust: external text is flagged, never obeyed by a trusted read."""
 
 from __future__ import annotations
 

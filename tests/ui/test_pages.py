@@ -199,7 +199,7 @@ def test_a_viewer_sees_no_edit_controls_and_cannot_edit(
     assert page.status_code == 200
     for control in ("Save changes", ">Pin<", "Forget", "Add a memory"):
         assert control not in page.text
-    assert "Give feedback" in page.text  # a viewer's one write: feedback (SPEC §6)
+    assert "Give feedback" in page.text  # a viewer's one write: feedback
     overview = viewer.get("/ui/")
     assert "New context" not in overview.text and "API keys" not in overview.text
     assert "Roll back" not in viewer.get(f"/ui/sleep/{run.run_id}").text

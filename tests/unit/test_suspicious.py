@@ -1,4 +1,4 @@
-"""The prompt-injection tripwire (SPEC §4 ``suspicious``), in English and Japanese."""
+"""The prompt-injection tripwire, in English and Japanese."""
 
 from __future__ import annotations
 

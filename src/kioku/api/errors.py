@@ -1,4 +1,4 @@
-"""One status table: domain errors and validation errors → JSON error bodies."""
+"""Domain errors and validation errors → JSON error bodies (statuses: ``kioku.errors``)."""
 
 from __future__ import annotations
 
@@ -10,26 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from kioku.errors import (
-    ConflictError,
-    ForbiddenError,
-    InvalidInputError,
-    KiokuError,
-    NotFoundError,
-    PayloadTooLargeError,
-    RateLimitedError,
-    UnauthorizedError,
-)
-
-STATUS: dict[type[KiokuError], int] = {
-    NotFoundError: 404,
-    InvalidInputError: 422,
-    ForbiddenError: 403,
-    ConflictError: 409,
-    PayloadTooLargeError: 413,
-    RateLimitedError: 429,
-    UnauthorizedError: 401,
-}
+from kioku.errors import KiokuError, http_status
 
 
 def error_body(code: str, message: str, field: str | None, details: list[Any]) -> dict[str, Any]:
@@ -106,7 +87,7 @@ def _field_path(error: dict[str, Any]) -> str:
 
 async def _kioku_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, KiokuError)
-    status = next((s for cls, s in STATUS.items() if isinstance(exc, cls)), 400)
+    status = http_status(exc)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(
         error_body(exc.code, exc.message, exc.field, exc.details), status, headers=headers

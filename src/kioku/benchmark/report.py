@@ -193,7 +193,7 @@ def ingest_section(results: Mapping[str, Any], show_baselines: bool = True) -> s
             "Ingest goes through `remember_batch` in batches of 100. *accepted/s* times the "
             "write path only (embedding deferred: memories are lexically searchable, vectors "
             "pending); *drain s* is `EmbeddingScheduler.drain()` embedding everything pending; "
-            "*searchable/s* = memories / (write + drain). SPEC §12 target: ≥ 300 accepted/s.",
+            "*searchable/s* = memories / (write + drain). Target: ≥ 300 accepted/s.",
             table(INGEST_HEADER, rows),
             "Recall latency per query (top 20, query embedding included); items/s as in *How to "
             "read*. The baseline rows are LoCoMo only.",
@@ -261,14 +261,14 @@ def scale_section(points: Sequence[Mapping[str, Any]]) -> str:
             "written through `remember_batch`, with **synthetic vectors** (a random real turn's "
             "embedding plus Gaussian noise, cosine ≈ 0.8, renormalised) stored with "
             "`Store.store_embeddings`. Queries are LoCoMo questions, after 5 warm-up queries; "
-            "*first query* is the first warm-up (cold caches). SPEC §12 target: p95 < 50 ms at "
+            "*first query* is the first warm-up (cold caches). Target: p95 < 50 ms at "
             "100k.",
             table(SCALE_HEADER, rows),
             "Where the time goes (p50 / p95 ms): the steps of `recall` timed one by one on the "
             "first queries (fusion, re-rank and response models not included).",
             table(["memories", "queries", *STEPS], steps),
             "`load_pinned` (the whole service call, cap 100) with the pinned memories among "
-            "them. SPEC §12 target: under 5 ms.",
+            "them. Target: under 5 ms.",
             table(["memories", "pinned", "p50 ms", "p95 ms", "p99 ms", "calls"], pinned),
             *(upkeep_parts if upkeep else []),
             *(graph_parts if graphs else []),

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kioku.client import Client
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, first_error
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
 
@@ -94,9 +94,8 @@ def handle_errors() -> Iterator[None]:
         err_console.print(f"[red]error[/red]{escape(where)}: {escape(message)}")
         raise typer.Exit(1) from None
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"])
-        err_console.print(f"[red]error[/red] ({field}): {error['msg']}")
+        field, message = first_error(exc)
+        err_console.print(f"[red]error[/red] ({field}): {message}")
         raise typer.Exit(1) from None
     except ValueError as exc:
         err_console.print(f"[red]error[/red]: {exc}")

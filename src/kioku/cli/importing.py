@@ -22,7 +22,7 @@ from kioku.cli.common import (
     handle_errors,
     print_json,
 )
-from kioku.errors import InvalidInputError
+from kioku.errors import InvalidInputError, first_error
 from kioku.models import BatchCreate, MemoryCreate
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
@@ -65,10 +65,9 @@ def import_jsonl(
                 try:
                     MemoryCreate.model_validate(item)
                 except ValidationError as exc:
-                    error = exc.errors()[0]
-                    field = ".".join(str(p) for p in error["loc"])
+                    field, message = first_error(exc)
                     raise InvalidInputError(
-                        f"line {number}: {error['msg']}; nothing was imported", field=field
+                        f"line {number}: {message}; nothing was imported", field=field
                     ) from None
     created = 0
     errors: list[dict] = []

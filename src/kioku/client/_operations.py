@@ -1,27 +1,30 @@
-"""Every REST operation as a request builder: the one place the SDK knows routes and shapes.
+"""Every REST operation, written once: the one place the SDK knows routes, shapes and defaults.
 
-Client and AsyncClient only add the method signature and send the built ``Call``. Builders take
-every argument by keyword and receive the caller's defaults; two conventions decide what is sent:
-
-- ``None`` means "not given" for creations and queries: the field is left out and the server
-  applies its default (so defaults live in one place, the wire models);
-- for partial updates and ``ttl_seconds``, where ``null`` means something, ``UNSET`` is the
-  "not given" marker and ``None`` is sent as ``null``.
+Each method builds the ``Call`` of its operation; ``@operation`` makes it a blocking method of
+``Client`` and a coroutine method of ``AsyncClient`` (``kioku.client._dispatch``). What is sent
+follows ``kioku.client._wire``: ``None`` leaves a field out, ``UNSET`` an update's field.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal
-from urllib.parse import quote
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import to_jsonable_python
-
+from kioku.client._dispatch import operation
 from kioku.client._transport import Call, nothing
-from kioku.errors import InvalidInputError
+from kioku.client._wire import (
+    LIST_FILTERS,
+    PINNED_FILTERS,
+    UNSET,
+    Filters,
+    Unset,
+    changed,
+    filter_params,
+    given,
+    jsonable,
+    path,
+)
 from kioku.models import (
     ApiKeyCreated,
     ApiKeyPage,
@@ -30,6 +33,7 @@ from kioku.models import (
     Context,
     ContextPage,
     ContextStats,
+    DeliveryMode,
     ExploreResult,
     Feedback,
     FeedbackPage,
@@ -37,330 +41,430 @@ from kioku.models import (
     ForgetResult,
     Health,
     IngestResult,
+    KeyRole,
     Memory,
+    MemoryCreate,
     MemoryDetail,
     MemoryPage,
     PinnedResult,
     PurgeResult,
-    RecallFilters,
     RecallResult,
+    SleepMode,
     State,
     StatePage,
-    TagFilter,
+    TrustTier,
     UpcomingResult,
 )
 from kioku.models.sleep import SleepReport, SleepRollback
 
 
-class _Unset(enum.Enum):
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET = _Unset.UNSET
-"""Marks an argument that was not given (where ``None`` is a value: it is sent as null)."""
-Unset = Literal[_Unset.UNSET]
-
-Filters = RecallFilters | Mapping[str, Any]
-"""Recall filters (SPEC §5.4), as the model or as a plain dict of its fields."""
-
-
-def path(*segments: str) -> str:
-    """``/api/v1/<segments>``, each segment percent-encoded (state keys may hold ``?`` or ``#``)."""
-    return "/api/v1/" + "/".join(quote(segment, safe="") for segment in segments)
-
-
-def jsonable(value: Any) -> Any:
-    """A JSON-ready copy: models as the fields that were set, datetimes as ISO 8601."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", exclude_unset=True)
-    if isinstance(value, list | tuple):
-        return [jsonable(item) for item in value]
-    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-        # Keys copied as they are (pydantic refuses a key it cannot encode; the server names it).
-        return {key: jsonable(item) for key, item in value.items()}
-    return to_jsonable_python(value)
-
-
-def given(**fields: Any) -> dict[str, Any]:
-    """The fields of a creation or query that were given (not ``None``)."""
-    return {name: jsonable(value) for name, value in fields.items() if value is not None}
-
-
-def changed(**fields: Any) -> dict[str, Any]:
-    """The fields of a partial update that were given (not ``UNSET``); ``None`` stays null."""
-    return {name: jsonable(value) for name, value in fields.items() if value is not UNSET}
-
-
-# GET routes take a few filters as query parameters: field of RecallFilters → query name.
-_LIST_FILTERS = {
-    "type": "type",
-    "tags": "tag",
-    "delivery_mode": "delivery_mode",
-    "source_type": "source_type",
-    "trust_tier": "trust_tier",
-    "include_deleted": "include_deleted",
-}
-_PINNED_FILTERS = {"type": "type", "tags": "tag", "trust_tier": "trust_tier"}
-
-
-def filter_params(filters: Filters | None, supported: Mapping[str, str]) -> dict[str, Any]:
-    """Query parameters for the filters a GET route supports; an error names any other one."""
-    if filters is None:
-        return {}
-    try:
-        model = RecallFilters.model_validate(filters)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(["filters", *(str(p) for p in error["loc"])])
-        raise InvalidInputError(f"{field}: {error['msg']}", field=field) from None
-    params: dict[str, Any] = {}
-    for name in sorted(model.model_fields_set):  # a stable query string
-        value = getattr(model, name)
-        if isinstance(value, TagFilter) and not value.all:
-            value = value.any  # any-of is what the tag query parameter means
-        if value is None or value == RecallFilters.model_fields[name].default:
-            continue  # the route's default too: nothing to send
-        if name not in supported or isinstance(value, TagFilter):
-            allowed = ", ".join(sorted(supported))
-            raise InvalidInputError(
-                f"this operation filters only by {allowed} (tags as a list, any-of); "
-                "recall takes every filter",
-                field=f"filters.{name}",
-            )
-        params[supported[name]] = value
-    return params
-
-
-# ---------------------------------------------------------------- contexts
-
-
-def create_context(**fields: Any) -> Call[Context]:
-    return Call("POST", path("contexts"), Context.model_validate_json, body=given(**fields))
-
-
-def list_contexts() -> Call[ContextPage]:
-    return Call("GET", path("contexts"), ContextPage.model_validate_json)
-
-
-def get_context(context_id: str) -> Call[Context]:
-    return Call("GET", path("contexts", context_id), Context.model_validate_json)
-
-
-def update_context(context_id: str, **fields: Any) -> Call[Context]:
-    url = path("contexts", context_id)
-    return Call("PATCH", url, Context.model_validate_json, body=changed(**fields))
-
-
-def delete_context(context_id: str) -> Call[None]:
-    return Call("DELETE", path("contexts", context_id), nothing)
-
-
-def stats(context_id: str) -> Call[ContextStats]:
-    return Call("GET", path("contexts", context_id, "stats"), ContextStats.model_validate_json)
-
-
-# ---------------------------------------------------------------- sleep
-
-
-def sleep(context_id: str, *, mode: str | None) -> Call[SleepReport]:
-    url = path("contexts", context_id, "sleep")
-    return Call("POST", url, SleepReport.model_validate_json, body=given(mode=mode))
-
-
-def sleep_report(run_id: str) -> Call[SleepReport]:
-    return Call("GET", path("sleep", run_id), SleepReport.model_validate_json)
-
-
-def rollback_sleep(run_id: str) -> Call[SleepRollback]:
-    return Call("POST", path("sleep", run_id, "rollback"), SleepRollback.model_validate_json)
-
-
-# ---------------------------------------------------------------- memories
-
-
-def remember(context_id: str, *, wait: bool, **fields: Any) -> Call[Memory]:
-    url = path("contexts", context_id, "memories")
-    params = {"wait": True} if wait else None
-    return Call("POST", url, Memory.model_validate_json, params=params, body=given(**fields))
-
-
-def remember_batch(
-    context_id: str, *, items: Sequence[Any], atomic: bool, wait: bool
-) -> Call[BatchResult]:
-    url = path("contexts", context_id, "memories", "batch")
-    body = {"items": jsonable(items), "atomic": atomic, "wait": wait}
-    return Call("POST", url, BatchResult.model_validate_json, body=body)
-
-
-def list_memories(
-    context_id: str, *, filters: Filters | None, cursor: str | None, limit: int | None
-) -> Call[MemoryPage]:
-    params = {**filter_params(filters, _LIST_FILTERS), **given(cursor=cursor, limit=limit)}
-    url = path("contexts", context_id, "memories")
-    return Call("GET", url, MemoryPage.model_validate_json, params=params)
-
-
-def get_memory(context_id: str, memory_id: str, *, include_deleted: bool) -> Call[MemoryDetail]:
-    url = path("contexts", context_id, "memories", memory_id)
-    params = {"include_deleted": True} if include_deleted else None
-    return Call("GET", url, MemoryDetail.model_validate_json, params=params)
-
-
-def update_memory(context_id: str, memory_id: str, **fields: Any) -> Call[Memory]:
-    url = path("contexts", context_id, "memories", memory_id)
-    return Call("PATCH", url, Memory.model_validate_json, body=changed(**fields))
-
-
-def forget(context_id: str, memory_id: str, *, purge: bool = False) -> Call[None]:
-    url = path("contexts", context_id, "memories", memory_id)
-    return Call("DELETE", url, nothing, params={"purge": True} if purge else None)
-
-
-def forget_by_query(
-    context_id: str,
-    *,
-    query: str | None,
-    filters: Filters | None,
-    match: ForgetMatch | None,
-    k: int | None,
-    confirmation: str | None,
-) -> Call[ForgetResult]:
-    url = path("contexts", context_id, "memories", "forget")
-    body = given(query=query, filters=filters, match=match, k=k, confirmation=confirmation)
-    return Call("POST", url, ForgetResult.model_validate_json, body=body)
-
-
-# ---------------------------------------------------------------- connectors and purge
-
-
-def ingest(
-    context_id: str, *, ops: Sequence[Any], wait: bool, idempotency_key: str | None
-) -> Call[IngestResult]:
-    url = path("contexts", context_id, "ingest")
-    headers = None if idempotency_key is None else {"Idempotency-Key": idempotency_key}
-    body = {"ops": jsonable(ops), "wait": wait}
-    return Call("POST", url, IngestResult.model_validate_json, body=body, headers=headers)
-
-
-def purge_context(context_id: str) -> Call[PurgeResult]:
-    return Call("POST", path("contexts", context_id, "purge"), PurgeResult.model_validate_json)
-
-
-def purge_source(*, source_uri_prefix: str, context_id: str | None) -> Call[PurgeResult]:
-    body = given(source_uri_prefix=source_uri_prefix, context_id=context_id)
-    return Call("POST", path("purge"), PurgeResult.model_validate_json, body=body)
-
-
-# ---------------------------------------------------------------- recall and delivery
-
-
-def recall(
-    context_id: str,
-    *,
-    query: str,
-    k: int | None,
-    filters: Filters | None,
-    include_related: bool = False,
-) -> Call[RecallResult]:
-    url = path("contexts", context_id, "recall")
-    body = given(query=query, k=k, filters=filters, include_related=include_related or None)
-    return Call("POST", url, RecallResult.model_validate_json, body=body)
-
-
-def load_pinned(context_id: str, *, cap: int | None, filters: Filters | None) -> Call[PinnedResult]:
-    params = {**filter_params(filters, _PINNED_FILTERS), **given(cap=cap)}
-    url = path("contexts", context_id, "pinned")
-    return Call("GET", url, PinnedResult.model_validate_json, params=params)
-
-
-def upcoming(
-    context_id: str, *, start: datetime | None, end: datetime | None, cap: int | None
-) -> Call[UpcomingResult]:
-    params = given(**{"from": start, "until": end, "cap": cap})
-    url = path("contexts", context_id, "upcoming")
-    return Call("GET", url, UpcomingResult.model_validate_json, params=params)
-
-
-def explore(
-    context_id: str,
-    memory_id: str,
-    *,
-    depth: int | None,
-    min_weight: float | None,
-    limit: int | None,
-    filters: Filters | None,
-) -> Call[ExploreResult]:
-    params = {
-        **filter_params(filters, _PINNED_FILTERS),
-        **given(depth=depth, min_weight=min_weight, limit=limit),
-    }
-    url = path("contexts", context_id, "memories", memory_id, "explore")
-    return Call("GET", url, ExploreResult.model_validate_json, params=params)
-
-
-# ---------------------------------------------------------------- feedback
-
-
-def feedback(context_id: str, **fields: Any) -> Call[Feedback]:
-    url = path("contexts", context_id, "feedback")
-    return Call("POST", url, Feedback.model_validate_json, body=given(**fields))
-
-
-def list_feedback(
-    context_id: str, *, memory_id: str | None, cursor: str | None, limit: int | None
-) -> Call[FeedbackPage]:
-    params = given(memory_id=memory_id, cursor=cursor, limit=limit)
-    url = path("contexts", context_id, "feedback")
-    return Call("GET", url, FeedbackPage.model_validate_json, params=params)
-
-
-# ---------------------------------------------------------------- agent state
-
-
-def set_state(
-    context_id: str, key: str, *, value: Any, ttl_seconds: int | Unset | None
-) -> Call[State]:
-    body = {"value": jsonable(value), **changed(ttl_seconds=ttl_seconds)}
-    return Call(
-        "PUT", path("contexts", context_id, "state", key), State.model_validate_json, body=body
-    )
-
-
-def get_state(context_id: str, key: str) -> Call[State]:
-    return Call("GET", path("contexts", context_id, "state", key), State.model_validate_json)
-
-
-def list_state(context_id: str, *, cursor: str | None, limit: int | None) -> Call[StatePage]:
-    url = path("contexts", context_id, "state")
-    return Call("GET", url, StatePage.model_validate_json, params=given(cursor=cursor, limit=limit))
-
-
-def delete_state(context_id: str, key: str) -> Call[None]:
-    return Call("DELETE", path("contexts", context_id, "state", key), nothing)
-
-
-# ---------------------------------------------------------------- access: keys and audit
-
-
-def create_key(**fields: Any) -> Call[ApiKeyCreated]:
-    return Call("POST", path("keys"), ApiKeyCreated.model_validate_json, body=given(**fields))
-
-
-def list_keys() -> Call[ApiKeyPage]:
-    return Call("GET", path("keys"), ApiKeyPage.model_validate_json)
-
-
-def revoke_key(key_id: str) -> Call[None]:
-    return Call("DELETE", path("keys", key_id), nothing)
-
-
-def list_audit(*, cursor: str | None, limit: int | None) -> Call[AuditPage]:
-    params = given(cursor=cursor, limit=limit)
-    return Call("GET", path("audit"), AuditPage.model_validate_json, params=params)
-
-
-def health() -> Call[Health]:
-    return Call("GET", path("health"), Health.model_validate_json)
+class Operations:
+    """The methods ``Client`` and ``AsyncClient`` share, named like the REST operations."""
+
+    # ------------------------------------------------------------ contexts
+
+    @operation
+    def create_context(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        trust_tier: TrustTier | None = None,
+        sleep_mode: SleepMode | None = None,
+        search_config: Mapping[str, Any] | None = None,
+    ) -> Call[Context]:
+        """Create a named memory space (ConflictError if the name is taken)."""
+        body = given(
+            name=name,
+            description=description,
+            trust_tier=trust_tier,
+            sleep_mode=sleep_mode,
+            search_config=search_config,
+        )
+        return Call("POST", path("contexts"), Context.model_validate_json, body=body)
+
+    @operation
+    def list_contexts(self) -> Call[ContextPage]:
+        """Every context of the workspace, by name."""
+        return Call("GET", path("contexts"), ContextPage.model_validate_json)
+
+    @operation
+    def get_context(self, context_id: str) -> Call[Context]:
+        """One context, by id or name."""
+        return Call("GET", path("contexts", context_id), Context.model_validate_json)
+
+    @operation
+    def update_context(
+        self,
+        context_id: str,
+        *,
+        name: str | Unset = UNSET,
+        description: str | Unset = UNSET,
+        trust_tier: TrustTier | Unset = UNSET,
+        sleep_mode: SleepMode | Unset = UNSET,
+        search_config: Mapping[str, Any] | Unset = UNSET,
+    ) -> Call[Context]:
+        """Change the given fields of a context."""
+        body = changed(
+            name=name,
+            description=description,
+            trust_tier=trust_tier,
+            sleep_mode=sleep_mode,
+            search_config=search_config,
+        )
+        url = path("contexts", context_id)
+        return Call("PATCH", url, Context.model_validate_json, body=body)
+
+    @operation
+    def delete_context(self, context_id: str) -> Call[None]:
+        """Delete a context and all its memories, for good."""
+        return Call("DELETE", path("contexts", context_id), nothing)
+
+    @operation
+    def stats(self, context_id: str) -> Call[ContextStats]:
+        """Counts per lane of a context (memories, pinned, external, state keys, feedback)."""
+        url = path("contexts", context_id, "stats")
+        return Call("GET", url, ContextStats.model_validate_json)
+
+    # ------------------------------------------------------------ sleep
+
+    @operation
+    def sleep(self, context_id: str, *, mode: str | None = None) -> Call[SleepReport]:
+        """Consolidate a context now (``mode``: ``edges_only`` or ``full``; default the
+        context's sleep_mode) and return the run with every action."""
+        url = path("contexts", context_id, "sleep")
+        return Call("POST", url, SleepReport.model_validate_json, body=given(mode=mode))
+
+    @operation
+    def sleep_report(self, run_id: str) -> Call[SleepReport]:
+        """One Sleep run with every action it logged."""
+        return Call("GET", path("sleep", run_id), SleepReport.model_validate_json)
+
+    @operation
+    def rollback_sleep(self, run_id: str) -> Call[SleepRollback]:
+        """Restore what a Sleep run changed (admin; the context's latest run only)."""
+        url = path("sleep", run_id, "rollback")
+        return Call("POST", url, SleepRollback.model_validate_json)
+
+    # ------------------------------------------------------------ memories
+
+    @operation
+    def remember(
+        self,
+        context_id: str,
+        summary: str,
+        *,
+        content: str | None = None,
+        type: str | None = None,
+        tags: Sequence[str] | None = None,
+        importance: float | None = None,
+        delivery_mode: DeliveryMode | None = None,
+        trigger_from: datetime | None = None,
+        trigger_until: datetime | None = None,
+        source_uri: str | None = None,
+        linked_memory_ids: Sequence[str] | None = None,
+        wait: bool = False,
+    ) -> Call[Memory]:
+        """Write one memory; ``wait=True`` returns once it is vector-searchable."""
+        body = given(
+            summary=summary,
+            content=content,
+            type=type,
+            tags=tags,
+            importance=importance,
+            delivery_mode=delivery_mode,
+            trigger_from=trigger_from,
+            trigger_until=trigger_until,
+            source_uri=source_uri,
+            linked_memory_ids=linked_memory_ids,
+        )
+        url = path("contexts", context_id, "memories")
+        params = {"wait": True} if wait else None
+        return Call("POST", url, Memory.model_validate_json, params=params, body=body)
+
+    @operation
+    def remember_batch(
+        self,
+        context_id: str,
+        items: Sequence[MemoryCreate | Mapping[str, Any]],
+        *,
+        atomic: bool = False,
+        wait: bool = False,
+    ) -> Call[BatchResult]:
+        """Write up to 100 memories with a result per item (``atomic``: all or nothing)."""
+        url = path("contexts", context_id, "memories", "batch")
+        body = {"items": jsonable(items), "atomic": atomic, "wait": wait}
+        return Call("POST", url, BatchResult.model_validate_json, body=body)
+
+    @operation
+    def list_memories(
+        self,
+        context_id: str,
+        *,
+        filters: Filters | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> Call[MemoryPage]:
+        """Memories newest first, one page at a time (pass ``next_cursor`` back as ``cursor``)."""
+        params = {**filter_params(filters, LIST_FILTERS), **given(cursor=cursor, limit=limit)}
+        url = path("contexts", context_id, "memories")
+        return Call("GET", url, MemoryPage.model_validate_json, params=params)
+
+    @operation
+    def get_memory(
+        self, context_id: str, memory_id: str, *, include_deleted: bool = False
+    ) -> Call[MemoryDetail]:
+        """One memory in full, with its edges (counts as an access)."""
+        url = path("contexts", context_id, "memories", memory_id)
+        params = {"include_deleted": True} if include_deleted else None
+        return Call("GET", url, MemoryDetail.model_validate_json, params=params)
+
+    @operation
+    def update_memory(
+        self,
+        context_id: str,
+        memory_id: str,
+        *,
+        summary: str | Unset = UNSET,
+        content: str | Unset = UNSET,
+        type: str | Unset = UNSET,
+        tags: Sequence[str] | Unset = UNSET,
+        importance: float | Unset = UNSET,
+        delivery_mode: DeliveryMode | Unset = UNSET,
+        trigger_from: datetime | Unset | None = UNSET,
+        trigger_until: datetime | Unset | None = UNSET,
+        source_uri: str | Unset | None = UNSET,
+    ) -> Call[Memory]:
+        """Change the given fields of a memory (re-embeds only if its text changed)."""
+        body = changed(
+            summary=summary,
+            content=content,
+            type=type,
+            tags=tags,
+            importance=importance,
+            delivery_mode=delivery_mode,
+            trigger_from=trigger_from,
+            trigger_until=trigger_until,
+            source_uri=source_uri,
+        )
+        url = path("contexts", context_id, "memories", memory_id)
+        return Call("PATCH", url, Memory.model_validate_json, body=body)
+
+    @operation
+    def forget(self, context_id: str, memory_id: str) -> Call[None]:
+        """Soft-delete a memory: gone from recall and listings, kept for audit."""
+        return Call("DELETE", path("contexts", context_id, "memories", memory_id), nothing)
+
+    @operation
+    def forget_by_query(
+        self,
+        context_id: str,
+        query: str | None = None,
+        *,
+        filters: Filters | None = None,
+        match: ForgetMatch | None = None,
+        k: int | None = None,
+        confirmation: str | None = None,
+    ) -> Call[ForgetResult]:
+        """Forget what ``query`` (or ``filters`` alone) match, in two calls. Without
+        ``confirmation``: a preview, nothing forgotten, listing exactly what would go and a
+        ``confirmation``; the same call with it forgets exactly those (soft delete), or raises
+        ``ConflictError`` if what the call matches changed since."""
+        url = path("contexts", context_id, "memories", "forget")
+        body = given(query=query, filters=filters, match=match, k=k, confirmation=confirmation)
+        return Call("POST", url, ForgetResult.model_validate_json, body=body)
+
+    @operation
+    def purge(self, context_id: str, memory_id: str) -> Call[None]:
+        """Erase a memory for good (text, tokens and vector)."""
+        url = path("contexts", context_id, "memories", memory_id)
+        return Call("DELETE", url, nothing, params={"purge": True})
+
+    # ------------------------------------------------------------ connectors and purge
+
+    @operation
+    def ingest(
+        self,
+        context_id: str,
+        ops: Sequence[Mapping[str, Any]],
+        *,
+        idempotency_key: str | None = None,
+        wait: bool = False,
+    ) -> Call[IngestResult]:
+        """Upsert/delete up to 100 documents by ``external_id`` (a connector key, or an admin);
+        the same ``idempotency_key`` again returns the first answer and writes nothing."""
+        url = path("contexts", context_id, "ingest")
+        headers = None if idempotency_key is None else {"Idempotency-Key": idempotency_key}
+        body = {"ops": jsonable(ops), "wait": wait}
+        return Call("POST", url, IngestResult.model_validate_json, body=body, headers=headers)
+
+    @operation
+    def purge_context(self, context_id: str) -> Call[PurgeResult]:
+        """Erase every memory of a context and every trace of them (admins)."""
+        url = path("contexts", context_id, "purge")
+        return Call("POST", url, PurgeResult.model_validate_json)
+
+    @operation
+    def purge_source(
+        self, source_uri_prefix: str, *, context_id: str | None = None
+    ) -> Call[PurgeResult]:
+        """Erase every memory whose ``source_uri`` starts with the prefix (admins)."""
+        body = given(source_uri_prefix=source_uri_prefix, context_id=context_id)
+        return Call("POST", path("purge"), PurgeResult.model_validate_json, body=body)
+
+    # ------------------------------------------------------------ recall and delivery
+
+    @operation
+    def recall(
+        self,
+        context_id: str,
+        query: str,
+        *,
+        k: int | None = None,
+        filters: Filters | None = None,
+        include_related: bool = False,
+    ) -> Call[RecallResult]:
+        """The ``k`` memories that best answer ``query`` (BM25 + vectors, fused, re-ranked);
+        ``include_related``: their graph neighbours too, as ``related``."""
+        url = path("contexts", context_id, "recall")
+        body = given(query=query, k=k, filters=filters, include_related=include_related or None)
+        return Call("POST", url, RecallResult.model_validate_json, body=body)
+
+    @operation
+    def explore(
+        self,
+        context_id: str,
+        memory_id: str,
+        *,
+        depth: int | None = None,
+        min_weight: float | None = None,
+        limit: int | None = None,
+        filters: Filters | None = None,
+    ) -> Call[ExploreResult]:
+        """Spreading activation from one memory: neighbours with activation and path."""
+        params = {
+            **filter_params(filters, PINNED_FILTERS),
+            **given(depth=depth, min_weight=min_weight, limit=limit),
+        }
+        url = path("contexts", context_id, "memories", memory_id, "explore")
+        return Call("GET", url, ExploreResult.model_validate_json, params=params)
+
+    @operation
+    def load_pinned(
+        self, context_id: str, *, cap: int | None = None, filters: Filters | None = None
+    ) -> Call[PinnedResult]:
+        """The memories to show every turn (``always`` + open triggers), in a stable order."""
+        params = {**filter_params(filters, PINNED_FILTERS), **given(cap=cap)}
+        url = path("contexts", context_id, "pinned")
+        return Call("GET", url, PinnedResult.model_validate_json, params=params)
+
+    @operation
+    def upcoming(
+        self,
+        context_id: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        cap: int | None = None,
+    ) -> Call[UpcomingResult]:
+        """``on_trigger`` memories whose window meets [start, end) (default: the next 7 days)."""
+        params = given(**{"from": start, "until": end, "cap": cap})
+        url = path("contexts", context_id, "upcoming")
+        return Call("GET", url, UpcomingResult.model_validate_json, params=params)
+
+    # ------------------------------------------------------------ feedback
+
+    @operation
+    def feedback(
+        self,
+        context_id: str,
+        memory_id: str,
+        helpful: bool,
+        *,
+        query: str | None = None,
+        note: str | None = None,
+    ) -> Call[Feedback]:
+        """Record whether a memory helped (for ``query``); it nudges the re-ranker."""
+        body = given(memory_id=memory_id, helpful=helpful, query=query, note=note)
+        url = path("contexts", context_id, "feedback")
+        return Call("POST", url, Feedback.model_validate_json, body=body)
+
+    @operation
+    def list_feedback(
+        self,
+        context_id: str,
+        *,
+        memory_id: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> Call[FeedbackPage]:
+        """Feedback events, newest first (pass ``next_cursor`` back as ``cursor``)."""
+        params = given(memory_id=memory_id, cursor=cursor, limit=limit)
+        url = path("contexts", context_id, "feedback")
+        return Call("GET", url, FeedbackPage.model_validate_json, params=params)
+
+    # ------------------------------------------------------------ agent state
+
+    @operation
+    def set_state(
+        self, context_id: str, key: str, value: Any, *, ttl_seconds: int | Unset | None = UNSET
+    ) -> Call[State]:
+        """Store a JSON value under ``key`` for 24 h, or ``ttl_seconds`` (None: forever)."""
+        body = {"value": jsonable(value), **changed(ttl_seconds=ttl_seconds)}
+        url = path("contexts", context_id, "state", key)
+        return Call("PUT", url, State.model_validate_json, body=body)
+
+    @operation
+    def get_state(self, context_id: str, key: str) -> Call[State]:
+        """One live key (NotFoundError once it has expired)."""
+        return Call("GET", path("contexts", context_id, "state", key), State.model_validate_json)
+
+    @operation
+    def list_state(
+        self, context_id: str, *, cursor: str | None = None, limit: int | None = None
+    ) -> Call[StatePage]:
+        """The live keys of a context in key order (pass ``next_cursor`` back as ``cursor``)."""
+        params = given(cursor=cursor, limit=limit)
+        url = path("contexts", context_id, "state")
+        return Call("GET", url, StatePage.model_validate_json, params=params)
+
+    @operation
+    def delete_state(self, context_id: str, key: str) -> Call[None]:
+        """Remove a key (NotFoundError if it is missing or expired)."""
+        return Call("DELETE", path("contexts", context_id, "state", key), nothing)
+
+    # ------------------------------------------------------------ access: keys and audit
+
+    @operation
+    def create_key(
+        self,
+        name: str,
+        *,
+        role: KeyRole | None = None,
+        context_ids: Sequence[str] | None = None,
+        expires_at: datetime | None = None,
+    ) -> Call[ApiKeyCreated]:
+        """A new API key (admins); its secret ``key`` is in this answer only."""
+        body = given(name=name, role=role, context_ids=context_ids, expires_at=expires_at)
+        return Call("POST", path("keys"), ApiKeyCreated.model_validate_json, body=body)
+
+    @operation
+    def list_keys(self) -> Call[ApiKeyPage]:
+        """Every key of the workspace, without secrets (admins)."""
+        return Call("GET", path("keys"), ApiKeyPage.model_validate_json)
+
+    @operation
+    def revoke_key(self, key_id: str) -> Call[None]:
+        """Revoke a key; it stops working at once (admins)."""
+        return Call("DELETE", path("keys", key_id), nothing)
+
+    @operation
+    def list_audit(self, *, cursor: str | None = None, limit: int | None = None) -> Call[AuditPage]:
+        """The audit log, newest first (admins)."""
+        params = given(cursor=cursor, limit=limit)
+        return Call("GET", path("audit"), AuditPage.model_validate_json, params=params)
+
+    @operation
+    def health(self) -> Call[Health]:
+        """Liveness, version, database and embedder of the server."""
+        return Call("GET", path("health"), Health.model_validate_json)

@@ -13,16 +13,7 @@ import anyio.from_thread
 import httpx
 
 from kioku._version import __version__
-from kioku.errors import (
-    ConflictError,
-    ForbiddenError,
-    InvalidInputError,
-    KiokuError,
-    NotFoundError,
-    PayloadTooLargeError,
-    RateLimitedError,
-    UnauthorizedError,
-)
+from kioku.errors import KiokuError, error_class
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -30,24 +21,14 @@ if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
 
 T = TypeVar("T")
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+ExcInfo = tuple[type[BaseException] | None, BaseException | None, TracebackType | None]
+"""What ``__exit__`` receives."""
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 # Requests to an in-process app never leave the process; a loopback name, which the app's
 # Host check (kioku.api.hosts) accepts in every configuration.
 IN_PROCESS_URL = "http://localhost"
-
-ERRORS: dict[str, type[KiokuError]] = {
-    cls.code: cls
-    for cls in (
-        NotFoundError,
-        InvalidInputError,
-        ForbiddenError,
-        ConflictError,
-        PayloadTooLargeError,
-        RateLimitedError,
-        UnauthorizedError,
-    )
-}
 
 
 @dataclass(frozen=True)
@@ -95,6 +76,30 @@ def http_options(
     return {"base_url": url, "headers": headers, "timeout": timeout}
 
 
+class HttpClient(Generic[H]):
+    """Construction, shared by both clients: where the server is, how to authenticate."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        api_key: str | None = None,
+        app: Any = None,
+        timeout: float = 30.0,
+    ) -> None:
+        options = http_options(base_url, api_key, timeout, in_process=app is not None)
+        self._http = self._connect(app, options)
+
+    def _connect(self, app: Any, options: dict[str, Any]) -> H:
+        """The httpx client, given the options of ``http_options`` (an app: served in-process)."""
+        raise NotImplementedError
+
+    @property
+    def base_url(self) -> str:
+        """The server this client talks to."""
+        return str(self._http.base_url)
+
+
 def read(call: Call[T], response: httpx.Response) -> T:
     """The parsed result of a successful answer; a KiokuError subclass for an error answer."""
     if response.is_success:
@@ -111,7 +116,7 @@ def to_error(response: httpx.Response) -> KiokuError:
         # Not kioku's error shape (a proxy page, a wrong URL): keep what little there is.
         exc = KiokuError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
     else:
-        cls = ERRORS.get(code, KiokuError)
+        cls = error_class(code)
         exc = cls(message, field=error.get("field"), details=error.get("details") or [])
         exc.code = code
     exc.status_code = response.status_code

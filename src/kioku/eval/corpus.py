@@ -82,13 +82,13 @@ class GoldenRuntime:
 
 @contextmanager
 def _dated(runtime: Runtime, clock: Clock) -> Iterator[None]:
-    """Stamp new memories from ``clock`` (see ``MemoryService.created_clock``)."""
-    before = runtime.memories.created_clock
-    runtime.memories.created_clock = clock
+    """Stamp new memories from ``clock`` (see ``MemoryService.clock``)."""
+    before = runtime.memories.clock
+    runtime.memories.clock = clock
     try:
         yield
     finally:
-        runtime.memories.created_clock = before
+        runtime.memories.clock = before
 
 
 def write_golden(runtime: Runtime, principal: Principal, golden: GoldenSet) -> dict[str, str]:

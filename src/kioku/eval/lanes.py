@@ -1,4 +1,4 @@
-"""Lane leakage: what must never cross a lane (SPEC §1, §4, §9), counted on a real runtime.
+"""Lane leakage: what must never cross a lane (docs/eval.md, "Leakage"), counted on a real runtime.
 
 Beside the golden set the runtime gets state keys, feedback events with notes, a state key
 that has expired, and a second workspace holding copies of golden documents. Every text planted

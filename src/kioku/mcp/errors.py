@@ -9,7 +9,7 @@ from typing import ParamSpec, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, field_path, first_error
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -24,17 +24,15 @@ def describe(exc: KiokuError | ValidationError) -> str:
             # Every unknown argument at once: a model fixing one typo should see them all.
             names = ", ".join(unknown)
             return f"invalid_input ({names}): unknown argument(s) {names}, not taken here"
-        error = errors[0]
-        return (
-            f"invalid_input ({_path(error['loc'])}): {error['msg'].removeprefix('Value error, ')}"
-        )
+        field, message = first_error(exc)
+        return f"invalid_input ({field or 'arguments'}): {message.removeprefix('Value error, ')}"
     where = f" ({exc.field})" if exc.field else ""
     return f"{exc.code}{where}: {exc.message}"
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
     # An error about the arguments as a whole (a bad key at their top) has no location.
-    return ".".join(str(part) for part in loc) or "arguments"
+    return field_path(loc) or "arguments"
 
 
 def tool_errors(fn: Callable[P, R]) -> Callable[P, R]:

@@ -1,4 +1,4 @@
-"""Wire models of Sleep: a run, its actions, a rollback (SPEC §8)."""
+"""Wire models of Sleep: a run, its actions, a rollback (docs/concepts.md, "Sleep")."""
 
 from __future__ import annotations
 

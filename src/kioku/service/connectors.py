@@ -18,7 +18,7 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,6 +29,7 @@ from kioku.errors import (
     ForbiddenError,
     InvalidInputError,
     PayloadTooLargeError,
+    first_error,
 )
 from kioku.models import (
     ContextCreate,
@@ -45,7 +46,6 @@ from kioku.service.guard import operation
 from kioku.service.memories import (
     MemoryService,
     derive_trust_tier,
-    first_error,
     judge_instructions,
     lexical_text,
 )
@@ -137,7 +137,7 @@ class ConnectorService:
                 return IngestResult.model_validate(stored[1])
         upserts = [_item(op) for op in ops if isinstance(op, IngestUpsert)]
         deletes = [op.external_id for op in ops if isinstance(op, IngestDelete)]
-        # Connector ingestion is a channel of its own (SPEC §4), whoever runs the worker.
+        # Connector ingestion is a channel of its own (docs/connectors.md), whoever runs the worker.
         outcomes = self.sync(
             principal.via("connector"), context, upserts, deletes,
             owner=owner, wait=request.wait,
@@ -246,7 +246,7 @@ class ConnectorService:
         existing = self.store.external_memories(
             ws, context.id, owner, [*(i.external_id for i in upserts), *deletes]
         )
-        now = datetime.now(UTC)  # memory timestamps are wall time, as remember's
+        now = self.memories.stamps.take(self.clock(), len(upserts))  # as remember's stamps
         outcomes: dict[str, tuple[IngestStatus, str | None]] = {}
         new_rows: list[NewMemory] = []
         changes: list[tuple[MemoryRow, MemoryChanges]] = []

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 
+from kioku.clock import Clock, system_clock
 from kioku.errors import ForbiddenError, InvalidInputError, NotFoundError
 from kioku.models import Context, ContextCreate, ContextPage, ContextUpdate
 from kioku.service.guard import operation
@@ -18,8 +18,9 @@ from kioku.storage.records import ContextRow
 class ContextService:
     """Named memory spaces of a workspace."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, clock: Clock = system_clock) -> None:
         self.store = store
+        self.clock = clock
 
     def resolve(self, principal: Principal, ref: str) -> ContextRow:
         """Find a context of the caller's workspace by id or name; 404 otherwise.
@@ -35,7 +36,7 @@ class ContextService:
     def create_context(self, principal: Principal, data: ContextCreate) -> Context:
         """Create a context; a duplicate name is a conflict. Not for a key with a context
         allow-list: the new context would be outside it (and a 409 would reveal a name)."""
-        now = datetime.now(UTC)
+        now = self.clock()
         row = ContextRow(
             id=str(uuid.uuid4()),
             workspace_id=principal.workspace_id,
@@ -81,13 +82,12 @@ class ContextService:
             # allow-list which names the contexts it cannot see use.
             raise ForbiddenError("a key with a context allow-list cannot rename a context")
         if row.connector_id is not None and values.get("trust_tier") == "trusted":
-            # SPEC §2: what a connector feeds is someone else's text, whatever its context.
+            # What a connector feeds is someone else's text, whatever its context
+            # (docs/connectors.md).
             raise InvalidInputError(
                 "a context fed by a connector is always external", field="trust_tier"
             )
-        updated = self.store.update_context(
-            principal.workspace_id, row.id, values, datetime.now(UTC)
-        )
+        updated = self.store.update_context(principal.workspace_id, row.id, values, self.clock())
         if updated is None:
             raise NotFoundError(f"context {ref!r} not found", field="context_id")
         return context_view(updated, self.store.count_memories(principal.workspace_id, row.id))

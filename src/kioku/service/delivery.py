@@ -20,7 +20,7 @@ DEFAULT_UPCOMING = timedelta(days=7)
 
 
 def clamp_cap(cap: int) -> int:
-    """``cap`` clamped to [1, 1000] (SPEC: clamped, not refused)."""
+    """``cap`` clamped to [1, 1000] (clamped, not refused: docs/concepts.md)."""
     return max(1, min(MAX_CAP, cap))
 
 

@@ -1,4 +1,4 @@
-"""The feedback lane: append-only "was this recall useful?" events (SPEC §9).
+"""The feedback lane: append-only "was this recall useful?" events (docs/concepts.md).
 
 Events are never embedded, never indexed and never returned by recall, listings or the pinned
 set. Their only effect on retrieval is the net-helpfulness feature of the bounded re-ranker.

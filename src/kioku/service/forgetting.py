@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from kioku.clock import Clock, system_clock
 from kioku.errors import ConflictError, InvalidInputError
 from kioku.models import (
     MAX_FORGET,
@@ -72,10 +73,17 @@ class Matched:
 class ForgetService:
     """Forget by query: a preview, then a confirmation of exactly that preview."""
 
-    def __init__(self, store: Store, contexts: ContextService, recall: RecallService) -> None:
+    def __init__(
+        self,
+        store: Store,
+        contexts: ContextService,
+        recall: RecallService,
+        clock: Clock = system_clock,
+    ) -> None:
         self.store = store
         self.contexts = contexts
         self.recall = recall
+        self.clock = clock
 
     @operation("write", audited=True)
     def forget_by_query(
@@ -115,7 +123,7 @@ class ForgetService:
         if not hmac.compare_digest(request.confirmation, token):
             raise ConflictError(_CHANGED, field="confirmation")
         versions = {row.id: row.updated_at for row in matched.rows}
-        now = datetime.now(UTC)
+        now = self.clock()
         if versions and not self.store.soft_delete_memories(
             principal.workspace_id, context.id, versions, now
         ):

@@ -1,4 +1,4 @@
-"""The association graph (SPEC §6): Hebbian learning from use, declared links, ``explore``.
+"""The association graph (docs/graph.md): Hebbian learning from use, declared links, ``explore``.
 
 Learning rules (all bounded, weights stay in (0, 1]):
 
@@ -329,7 +329,7 @@ class Associations:
 
 
 class GraphService:
-    """``explore``: the graph's one operation of its own (SPEC §3)."""
+    """``explore``: the graph's one operation of its own (docs/graph.md)."""
 
     def __init__(self, store: Store, contexts: ContextService, associations: Associations):
         self.store = store

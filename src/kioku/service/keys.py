@@ -132,7 +132,7 @@ class KeyService:
             workspace_id=row.workspace_id,
             role=row.role,  # type: ignore[arg-type]
             # A connector key is a connector whatever surface it comes through: its writes
-            # are stamped source_type=connector, so they are always external (SPEC §4).
+            # are stamped source_type=connector, so they are always external (docs/concepts.md).
             channel="connector" if row.role == "connector" else channel,
             allowed_context_ids=None if row.context_ids is None else frozenset(row.context_ids),
             key_id=row.id,

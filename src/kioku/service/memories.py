@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
-from kioku.clock import Clock, system_clock
-from kioku.errors import InvalidInputError, KiokuError, NotFoundError, PayloadTooLargeError
+from kioku.clock import Clock, Stamps, system_clock
+from kioku.errors import (
+    InvalidInputError,
+    KiokuError,
+    NotFoundError,
+    PayloadTooLargeError,
+    first_error,
+)
 from kioku.models import (
     BatchCreate,
     BatchItemResult,
@@ -50,15 +56,8 @@ def lexical_text(summary: str, content: str, tags: list[str]) -> str:
     return " ".join(tokenize(" ".join([summary, content, *tags])))
 
 
-def first_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
-    """The first validation problem as (dotted field path, message)."""
-    error = exc.errors()[0]
-    path = ".".join(str(part) for part in error["loc"])
-    return (prefix + path).rstrip("."), error["msg"]
-
-
 def derive_trust_tier(context: ContextRow, source_type: str) -> str:
-    """SPEC §4: external if the context is, or if the text came from a connector."""
+    """External if the context is, or if the text came from a connector (docs/concepts.md)."""
     if context.trust_tier == "external" or source_type == "connector":
         return "external"
     return "trusted"
@@ -87,7 +86,7 @@ class MemoryService:
         max_content_bytes: int,
         embed_async: bool = True,
         graph: Associations | None = None,
-        created_clock: Clock = system_clock,
+        clock: Clock = system_clock,
     ) -> None:
         self.store = store
         self.contexts = contexts
@@ -95,12 +94,17 @@ class MemoryService:
         self.graph = graph or Associations(store, contexts)
         self.max_content_bytes = max_content_bytes
         self.embed_async = embed_async
-        # Where a new memory's created_at comes from. Not the runtime's clock: tests move that
-        # one by hand, and memories written at one frozen instant would list in uuid order.
-        # The eval gate swaps it to write its golden set with dated facts (eval/corpus.py).
-        self.created_clock = created_clock
+        # The runtime's clock; the eval gate swaps it to write dated facts (eval/corpus.py).
+        self.clock = clock
+        self.stamps = Stamps()
+        """Where created_at and updated_at come from: a row's version changes on every write."""
 
     # ------------------------------------------------------------ writes
+
+    def _stamp(self, count: int = 1) -> datetime:
+        """The time of the next write, or the first of ``count`` consecutive ones (memories
+        written together list in the given order; an update always moves updated_at)."""
+        return self.stamps.take(self.clock(), count)
 
     def _check_content(self, content: str, field: str = "content") -> None:
         size = len(content.encode("utf-8"))
@@ -161,7 +165,7 @@ class MemoryService:
         links = self.graph.check_links(
             principal, context, data.linked_memory_ids, "linked_memory_ids"
         )
-        row = self._new_row(principal, context, data, self.created_clock())
+        row = self._new_row(principal, context, data, self._stamp())
         self.store.insert_memories(principal.workspace_id, [row])
         self.graph.link(principal.workspace_id, context.id, row.id, links)
         self._after_write(principal, [row], wait)
@@ -176,7 +180,7 @@ class MemoryService:
         Invalid items are reported by index; with ``atomic`` one invalid item rejects the batch.
         """
         context = self.contexts.resolve(principal, context_ref)
-        now = self.created_clock()
+        now = self._stamp(len(batch.items))
         results: list[BatchItemResult] = []
         rows: list[NewMemory] = []
         links: dict[str, list[str]] = {}
@@ -249,9 +253,7 @@ class MemoryService:
             changes.values["instruction_like"] = verdict
         if changes.text_changed or tags != current.tags:
             changes.lexical_tokens = lexical_text(summary, content, tags)
-        row = self.store.update_memory(
-            principal.workspace_id, memory_id, changes, datetime.now(UTC)
-        )
+        row = self.store.update_memory(principal.workspace_id, memory_id, changes, self._stamp())
         if row is None:
             raise NotFoundError(f"memory {memory_id!r} not found", field="memory_id")
         if changes.text_changed:
@@ -265,7 +267,7 @@ class MemoryService:
         """Soft-delete: gone from recall and listings, kept for audit until purged."""
         context = self.contexts.resolve(principal, context_ref)
         self._live_row(principal, context, memory_id)
-        self.store.soft_delete_memory(principal.workspace_id, memory_id, datetime.now(UTC))
+        self.store.soft_delete_memory(principal.workspace_id, memory_id, self._stamp())
         row = self.store.get_memory(principal.workspace_id, memory_id)
         assert row is not None
         return memory_view(row)
@@ -309,7 +311,7 @@ class MemoryService:
         """One memory in full, with its edges. Counts as an access."""
         context = self.contexts.resolve(principal, context_ref)
         self._row(principal, context, memory_id, include_deleted=include_deleted)
-        self.store.record_access(principal.workspace_id, memory_id, datetime.now(UTC))
+        self.store.record_access(principal.workspace_id, memory_id, self.clock())
         row = self._row(principal, context, memory_id, include_deleted=include_deleted)
         return MemoryDetail(
             **memory_view(row).model_dump(),

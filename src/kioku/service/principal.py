@@ -30,7 +30,8 @@ SCOPE_PERMISSIONS: dict[str, frozenset[str]] = {
     "memory:admin": frozenset({"admin", "ingest"}),
 }
 
-# SPEC §4: the server stamps provenance from the channel a write came through.
+# The server stamps provenance from the channel a write came through (docs/concepts.md,
+# "Provenance is stamped by the server").
 _SOURCE_TYPE_BY_CHANNEL: dict[str, str] = {
     "mcp": "manual",
     "cli": "manual",

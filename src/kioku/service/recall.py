@@ -1,4 +1,4 @@
-"""``recall``: hybrid search (BM25 + vectors), fusion, bounded re-rank, confidence (SPEC §5)."""
+"""``recall``: hybrid search (BM25 + vectors), fusion, re-rank, confidence (docs/concepts.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The agent state lane: TTL key/value run-state of a loop in progress (SPEC §7).
+"""The agent state lane: TTL key/value run-state of a loop in progress (docs/concepts.md).
 
 A separate table, never embedded, never indexed, never recalled. Expiry is lazy: every read
 filters ``expires_at > now``, and a read that finds expired rows in its context sweeps them.

@@ -1,4 +1,4 @@
-"""Flag memory text that reads like instructions to an AI agent (SPEC §4 ``suspicious``).
+"""Flag memory text that reads like instructions to an AI agent (docs/concepts.md, ``suspicious``).
 
 Hand-written English and Japanese rules in named families; no model. Text is normalised first
 (NFKC, casefold, invisibles dropped, whitespace collapsed and removed between Japanese
@@ -271,6 +271,6 @@ def injection_signals(text: str) -> list[str]:
 
 
 def is_suspicious(text: str) -> bool:
-    """Whether ``text`` reads like instructions to an AI agent (SPEC §4 ``suspicious: true``)."""
+    """Whether ``text`` reads like instructions to an AI agent (docs/concepts.md)."""
     normal = _normalise(text)
     return any(_matches(r, normal) for rules in _RULES.values() for r in rules)

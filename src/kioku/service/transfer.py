@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from kioku.errors import ConflictError, InvalidInputError, NotFoundError
+from kioku.errors import ConflictError, InvalidInputError, NotFoundError, first_error
 from kioku.service.memories import lexical_text
 from kioku.service.transfer_format import (
     RECORDS,
@@ -223,9 +223,7 @@ def _validate(number: int, record: dict[str, Any]) -> Any:
     try:
         return model.model_validate(record)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        _fail(number, f"{kind}.{where}" if where else str(kind), error["msg"])
+        _fail(number, *first_error(exc, f"{kind}."))
 
 
 def _check_header(number: int, record: dict[str, Any], check: _Check) -> None:

@@ -10,7 +10,7 @@ from kioku.storage.records import ContextRow, MemoryRow, embedding_text
 
 
 def memory_view(row: MemoryRow) -> Memory:
-    """The wire form of a stored memory, with ``suspicious`` flagged on read (SPEC §4).
+    """The wire form of a stored memory, with ``suspicious`` flagged on read (docs/concepts.md).
 
     Only external text is flagged: a trusted guardrail is *meant* to instruct the agent. The
     detector's verdict is stored when the text is written (it costs up to ~0.5 s on a hostile

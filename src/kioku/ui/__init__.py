@@ -1,4 +1,4 @@
-"""The web UI (SPEC §10): server-rendered pages over the services, mounted at ``/ui``."""
+"""The web UI (docs/ui.md): server-rendered pages over the services, mounted at ``/ui``."""
 
 from kioku.ui.app import build_ui
 

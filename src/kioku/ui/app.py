@@ -17,10 +17,9 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, first_error, http_status
 from kioku.runtime import Runtime
 from kioku.ui.auth import UI_PREFIX, CsrfRejected, SignInRequired
-from kioku.ui.forms import status_of
 from kioku.ui.render import page
 from kioku.ui.routes import (
     context_page,
@@ -78,7 +77,7 @@ def install_error_pages(ui: FastAPI) -> None:
     async def kioku_error(request: Request, exc: Exception) -> Response:
         """The service's error as a page, with its status (404, 403, 409, 422...)."""
         assert isinstance(exc, KiokuError)
-        status = status_of(exc)
+        status = http_status(exc)
         headings = {
             404: "Not found",
             403: "Not allowed",
@@ -105,11 +104,10 @@ def install_error_pages(ui: FastAPI) -> None:
     async def bad_request(request: Request, exc: Exception) -> Response:
         """A malformed query parameter (``k=many``), named on a 422 page."""
         assert isinstance(exc, RequestValidationError)
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"][1:])
+        field, message = first_error(exc, sourced=True)
         return page(
             request, "error.html", title="Invalid input", status=422, heading="Invalid input",
-            message=f"{field}: {error['msg']}",
+            message=f"{field}: {message}",
         )  # fmt: skip
 
     ui.add_exception_handler(SignInRequired, sign_in_required)

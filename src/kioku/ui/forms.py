@@ -13,28 +13,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from kioku.errors import (
-    ConflictError,
-    ForbiddenError,
-    InvalidInputError,
-    KiokuError,
-    NotFoundError,
-    PayloadTooLargeError,
-    RateLimitedError,
-    UnauthorizedError,
-)
-from kioku.service.memories import first_error
+from kioku.errors import InvalidInputError, KiokuError, first_error
 
 M = TypeVar("M", bound=BaseModel)
-_STATUS: dict[type[KiokuError], int] = {
-    NotFoundError: 404,
-    InvalidInputError: 422,
-    ForbiddenError: 403,
-    ConflictError: 409,
-    PayloadTooLargeError: 413,
-    RateLimitedError: 429,
-    UnauthorizedError: 401,
-}
 
 
 @dataclass(frozen=True)
@@ -109,8 +90,3 @@ def json_or_text(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-def status_of(exc: KiokuError) -> int:
-    """The HTTP status of a page showing this error (the API's table, for HTML)."""
-    return next((s for cls, s in _STATUS.items() if isinstance(exc, cls)), 400)

@@ -1,4 +1,4 @@
-"""Sleep: consolidation of one context, logged action by action and reversible (SPEC §8).
+"""Sleep: consolidation of one context, logged action by action and reversible (docs/concepts.md).
 
 One module per phase (``sweep``, ``edges``, ``merge``, ``importance``, ``llm_phases``), the
 ``runner`` that runs them in order inside one logged run, and ``service`` with the operations

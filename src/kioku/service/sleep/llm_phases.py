@@ -24,6 +24,7 @@ import httpx
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
+from kioku.errors import first_error
 from kioku.models.base import MAX_SUMMARY_CHARS
 from kioku.service.memories import judge_instructions
 from kioku.service.sleep.config import LLMConfig
@@ -85,10 +86,9 @@ def ask(
     try:
         return schema.model_validate_json(text)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "answer"
+        where, message = first_error(exc)
         run.reject(
-            phase, run.context.id, f"answer refused by the schema: {where}: {error['msg']}",
+            phase, run.context.id, f"answer refused by the schema: {where or 'answer'}: {message}",
             proposal=text[:2000],
         )  # fmt: skip
         return None

@@ -107,7 +107,7 @@ class SleepService:
     def sleep(
         self, principal: Principal, context_ref: str, data: SleepRequest | None = None
     ) -> SleepReport:
-        """Consolidate a context now (SPEC §8) and return the run with every action.
+        """Consolidate a context now (docs/concepts.md) and return the run with every action.
 
         ``mode`` defaults to the context's ``sleep_mode`` (``full`` when it is ``off``: an
         explicit call is a request to run). ``ConflictError`` while a run is in progress."""

@@ -9,10 +9,10 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, http_status
 from kioku.models import MemoryCreate, RecallFilters, RecallRequest
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
-from kioku.ui.forms import FormError, moment, number, status_of, tag_list, validated
+from kioku.ui.forms import FormError, moment, number, tag_list, validated
 from kioku.ui.render import page
 
 router = APIRouter()
@@ -60,7 +60,7 @@ def context_page(
                 limit=PAGE_SIZE,
             )  # fmt: skip
     except KiokuError as exc:
-        if status_of(exc) != 422:
+        if http_status(exc) != 422:
             raise
         search_error, status = FormError.of(exc), 422
     filter_query = urlencode({n: params[n] for n in FILTER_FIELDS[2:] if params.get(n)})
@@ -110,10 +110,10 @@ def add_memory(request: Request, context_id: str, form: PostedDep) -> Response:
         data = validated(MemoryCreate, memory_fields(form.fields))
         memory = runtime.memories.remember(who.principal, context_id, data)
     except KiokuError as exc:
-        if status_of(exc) not in (422, 413):
+        if http_status(exc) not in (422, 413):
             raise
         return context_page(
-            request, who, context_id, error=FormError.of(exc), status=status_of(exc),
+            request, who, context_id, error=FormError.of(exc), status=http_status(exc),
             values=form.fields,
         )  # fmt: skip
     return RedirectResponse(f"{UI_PREFIX}/contexts/{context_id}/memories/{memory.id}", 303)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from kioku.errors import ConflictError, InvalidInputError
+from kioku.errors import ConflictError, InvalidInputError, http_status
 from kioku.models import ContextCreate
 from kioku.service.contexts import ContextService
 from kioku.service.guard import admits
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
-from kioku.ui.forms import FormError, status_of, validated
+from kioku.ui.forms import FormError, validated
 from kioku.ui.render import page
 
 router = APIRouter()
@@ -54,6 +54,6 @@ def create_context(request: Request, form: PostedDep) -> Response:
         )
     except (InvalidInputError, ConflictError) as exc:
         return overview(
-            request, who, error=FormError.of(exc), status=status_of(exc), values=form.fields
+            request, who, error=FormError.of(exc), status=http_status(exc), values=form.fields
         )
     return RedirectResponse(f"{UI_PREFIX}/contexts/{created.id}", 303)

@@ -8,10 +8,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, http_status
 from kioku.models import ApiKeyCreated, KeyCreate
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
-from kioku.ui.forms import FormError, moment, status_of, validated
+from kioku.ui.forms import FormError, moment, validated
 from kioku.ui.render import page
 
 router = APIRouter()
@@ -50,10 +50,10 @@ def create_key(request: Request, form: PostedDep) -> Response:
             data["expires_at"] = expires
         created = runtime_of(request).keys.create_key(who.principal, validated(KeyCreate, data))
     except KiokuError as exc:
-        if status_of(exc) not in (422, 404):
+        if http_status(exc) not in (422, 404):
             raise
         return keys_page(
-            request, who, error=FormError.of(exc), status=status_of(exc), values=form.fields
+            request, who, error=FormError.of(exc), status=http_status(exc), values=form.fields
         )
     # Answered with the page itself (not a redirect): the secret exists only in this answer.
     return keys_page(request, who, created=created)

@@ -9,10 +9,10 @@ from datetime import datetime
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, http_status
 from kioku.models import RecallFilters, StateSet
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
-from kioku.ui.forms import FormError, json_or_text, status_of, validated, whole_number
+from kioku.ui.forms import FormError, json_or_text, validated, whole_number
 from kioku.ui.render import page
 
 router = APIRouter()
@@ -72,10 +72,10 @@ def set_state(request: Request, context_id: str, form: PostedDep) -> Response:
         )
         runtime_of(request).state.set_state(who.principal, context_id, form.get("key"), data)
     except KiokuError as exc:
-        if status_of(exc) not in (422, 413):
+        if http_status(exc) not in (422, 413):
             raise
         return state_page(
-            request, who, context_id, error=FormError.of(exc), status=status_of(exc),
+            request, who, context_id, error=FormError.of(exc), status=http_status(exc),
             values=form.fields,
         )  # fmt: skip
     return RedirectResponse(f"{UI_PREFIX}/contexts/{context_id}/state", 303)

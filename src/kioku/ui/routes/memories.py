@@ -6,10 +6,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, http_status
 from kioku.models import FeedbackCreate, MemoryUpdate
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
-from kioku.ui.forms import FormError, status_of, validated
+from kioku.ui.forms import FormError, validated
 from kioku.ui.render import page
 from kioku.ui.routes.context_page import memory_fields
 
@@ -67,10 +67,10 @@ def _with_error(
     request: Request, who: Viewer, context_id: str, memory_id: str, exc: KiokuError
 ) -> Response:
     """Show a bad-input error on the memory's page; anything else is an error page."""
-    if status_of(exc) not in (422, 413, 409):
+    if http_status(exc) not in (422, 413, 409):
         raise exc
     return memory_page(
-        request, who, context_id, memory_id, error=FormError.of(exc), status=status_of(exc)
+        request, who, context_id, memory_id, error=FormError.of(exc), status=http_status(exc)
     )
 
 

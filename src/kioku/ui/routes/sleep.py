@@ -11,10 +11,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from kioku.errors import KiokuError, NotFoundError
+from kioku.errors import KiokuError, NotFoundError, http_status
 from kioku.models.sleep import SleepRequest
 from kioku.ui.auth import UI_PREFIX, PostedDep, Viewer, ViewerDep, runtime_of
-from kioku.ui.forms import FormError, status_of, validated
+from kioku.ui.forms import FormError, validated
 from kioku.ui.render import page
 from kioku.ui.sleep_words import ROUTINE_DECAY, summary_words, tell
 
@@ -109,7 +109,7 @@ def roll_back(request: Request, run_id: str, form: PostedDep) -> Response:
     try:
         outcome = runtime_of(request).sleep.rollback_sleep(who.principal, run_id)
     except KiokuError as exc:
-        if status_of(exc) != 409:
+        if http_status(exc) != 409:
             raise
         return run_page(request, who, run_id, error=FormError.of(exc), status=409)
     return RedirectResponse(
