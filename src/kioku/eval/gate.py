@@ -29,6 +29,8 @@ class RetrievalGate:
     golden: GoldenSet
     report: RetrievalReport
     breaches: list[Breach]
+    model: str
+    """The embedding model's id (what a context records), so a report says what it measured."""
 
     @property
     def exit_code(self) -> int:
@@ -40,6 +42,7 @@ class RetrievalGate:
         return {
             "passed": not self.breaches,
             "golden": sizes,
+            "model": self.model,
             "breaches": [breach.__dict__ for breach in self.breaches],
             **self.report.as_dict(),
         }
@@ -88,11 +91,12 @@ def retrieval_gate(
     golden = load_golden(golden_path)
     floors = load_baseline(baseline_path)
     chosen = {name: ARMS[name] for name in arms} if arms else ARMS
-    with golden_runtime(golden, load_embedder(embedder), prepare=tamper) as loaded:
+    model = load_embedder(embedder)
+    with golden_runtime(golden, model, prepare=tamper) as loaded:
         report = run_retrieval(loaded, golden, chosen)
     if arms:  # floors of arms that were not run are not checked
         floors = {arm: buckets for arm, buckets in floors.items() if arm in chosen}
-    return RetrievalGate(golden, report, check_floors(report, floors))
+    return RetrievalGate(golden, report, check_floors(report, floors), model.name)
 
 
 def leakage_gate(

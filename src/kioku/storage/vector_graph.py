@@ -39,6 +39,9 @@ MAX_TOMBSTONE_SHARE = 0.25
 """Above this share of removed nodes the graph is rebuilt rather than walked around."""
 FORMAT = 1
 """Bumped when the persisted form changes; a graph of another format is rebuilt."""
+CHECK_ROWS = 4096
+"""Rows per slice when a persisted graph's vectors are checked against the matrix."""
+"""Bumped when the persisted form changes; a graph of another format is rebuilt."""
 
 
 class HnswGraph:
@@ -102,9 +105,9 @@ class HnswGraph:
 
     def to_bytes(self) -> np.ndarray:
         """The graph as bytes (with its vectors); the keys travel beside it (``key_of``)."""
-        saved = self._index.save()  # no path: the bytes
+        saved = self._index.save()  # no path: the bytes (a bytearray, viewed without a copy)
         assert saved is not None
-        return np.frombuffer(bytes(saved), dtype=np.uint8)
+        return np.frombuffer(saved, dtype=np.uint8)
 
     @classmethod
     def from_bytes(
@@ -114,22 +117,31 @@ class HnswGraph:
         under the keys of ``key_of``, each key's stored vector pointing where its row does
         (then it is rebuilt: never trusted beyond what can be checked)."""
         dim = matrix.shape[1]
-        index = _index_class().restore(blob.tobytes())
+        index = _index_class().restore(blob.data)  # copied in: no second copy first
         if index is None or index.ndim != dim or not len(index) == len(key_of) == len(ids):
             return None
-        if ids:
-            keys = np.array([key_of[memory_id] for memory_id in ids], dtype=np.uint64)
-            if not bool(np.all(index.contains(keys))):
-                return None
-            found = index.get(keys, dtype="f32")
-            if found is None or any(row is None for row in found):
-                return None
-            stored = np.vstack(list(found)).astype(np.float32)
-            norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(matrix, axis=1)
-            cosines = np.einsum("ij,ij->i", stored, matrix) / np.maximum(norms, 1e-12)
-            if not bool(np.all(cosines > 0.99)):  # half precision: ~0.9999 when right
+        for start in range(0, len(ids), CHECK_ROWS):
+            chunk = ids[start : start + CHECK_ROWS]
+            if not _holds(index, [key_of[memory_id] for memory_id in chunk], matrix[start:]):
                 return None
         return cls(dim, index, key_of)
+
+
+def _holds(index: Index, keys: list[int], rows: np.ndarray) -> bool:
+    """Whether ``index`` stores each of ``keys`` with a vector pointing where the matching
+    row of ``rows`` does (checked a slice at a time, so a 100k graph needs no second float32
+    copy of every vector to be checked)."""
+    wanted = np.array(keys, dtype=np.uint64)
+    if not bool(np.all(index.contains(wanted))):
+        return False
+    found = index.get(wanted, dtype="f32")
+    if found is None or any(row is None for row in found):
+        return False
+    stored = np.vstack(list(found)).astype(np.float32, copy=False)
+    expected = rows[: len(keys)]
+    norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(expected, axis=1)
+    cosines = np.einsum("ij,ij->i", stored, expected) / np.maximum(norms, 1e-12)
+    return bool(np.all(cosines > 0.99))  # 8-bit storage: ~0.9999 when right
 
 
 def _index_class() -> type[Index]:

@@ -410,7 +410,8 @@ class VectorIndexCache:
                 found = int(data["generation"])
                 if generation is not None and found != generation:
                     return None
-                matrix = np.array(data["matrix"], dtype=np.float32)
+                # A fresh, writable array already (read from the zip, not mapped): no copy.
+                matrix = np.asarray(data["matrix"], dtype=np.float32)
                 ids = [str(memory_id) for memory_id in data["ids"]]
                 dim = int(data["dim"])
                 graph_blob = data["graph"] if "graph" in data.files else None

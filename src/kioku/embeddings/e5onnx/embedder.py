@@ -57,8 +57,9 @@ class E5OnnxEmbedder:
         weights = E5Weights(source_path())
         self._tokenizer = UnigramTokenizer(weights.vocabulary)
         self._words = weights.q4("emb.word", weights.n_vocab, weights.hidden)
-        self._positions = weights.floats("emb.pos").reshape(weights.max_positions, weights.hidden)
-        self._type = weights.floats("emb.type")[: weights.hidden]
+        positions = weights.floats("emb.pos").reshape(weights.max_positions, weights.hidden)
+        # Position + token type, added once here rather than per text.
+        self._offsets = positions + weights.floats("emb.type")[: weights.hidden]
         self._window = weights.max_positions - 2
         self._session = _session(converted.path)
         self._threads = threads
@@ -71,8 +72,9 @@ class E5OnnxEmbedder:
     def _pooled(self, ids: list[int]) -> np.ndarray:
         """Mean of the last hidden states of one ``<s> … </s>`` sequence."""
         tokens = np.asarray(ids, dtype=np.int64)
-        x = dequantize(self._words[tokens]) + self._positions[: len(ids)] + self._type
-        (pooled,) = self._session.run([OUTPUT], {INPUT: x[None].astype(np.float32)})
+        x = dequantize(self._words[tokens])
+        x += self._offsets[: len(ids)]
+        (pooled,) = self._session.run([OUTPUT], {INPUT: x[None]})
         return np.asarray(pooled)[0]
 
     def _embed(self, text: str, prefix: str) -> np.ndarray:

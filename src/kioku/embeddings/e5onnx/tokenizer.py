@@ -16,6 +16,8 @@ from kioku.embeddings.e5onnx.weights import Vocabulary
 _META = "\u2581"
 _SPACES = re.compile(" {2,}")
 _NEG = -1e30
+_CACHE_WORDS = 50_000
+"""Words whose segmentation is kept (a few MB); the cache is emptied when full."""
 
 
 class UnigramTokenizer:
@@ -31,6 +33,8 @@ class UnigramTokenizer:
         self._scores = [float(s) for s in vocabulary.scores]
         self._unk_score = float(vocabulary.scores.min()) - 10.0
         self._longest = max(len(p) for p in vocabulary.pieces)
+        self._by_word = not any(_META in piece[1:] for piece in vocabulary.pieces)
+        self._cache: dict[str, list[int]] = {}
 
     def normalise(self, text: str) -> str:
         text = _SPACES.sub(" ", text.translate(self._table))
@@ -39,8 +43,29 @@ class UnigramTokenizer:
         return text.replace(" ", _META)
 
     def content_ids(self, text: str) -> list[int]:
-        """The pieces of ``text`` (no specials), best segmentation first to last."""
+        """The pieces of ``text`` (no specials), best segmentation first to last.
+
+        No piece holds the metaspace ``▁`` except as its first character (checked at load),
+        so every ``▁`` starts a piece and the best segmentation of the whole is the best
+        segmentation of each ``▁word`` in turn: words are segmented one by one, through a
+        bounded cache (a query's common words cost a dictionary lookup, not a Viterbi)."""
         s = self.normalise(text)
+        if not self._by_word:
+            return self._segment(s)
+        out: list[int] = []
+        cache = self._cache
+        for word in s.split(_META)[1:]:  # normalise() puts a ▁ first
+            word = _META + word
+            ids = cache.get(word)
+            if ids is None:
+                if len(cache) >= _CACHE_WORDS:
+                    cache.clear()
+                ids = cache[word] = self._segment(word)
+            out.extend(ids)
+        return out
+
+    def _segment(self, s: str) -> list[int]:
+        """Viterbi over ``s``: the highest-scoring sequence of pieces (unknowns one char)."""
         n = len(s)
         best = [_NEG] * (n + 1)
         piece = [0] * (n + 1)
