@@ -193,6 +193,8 @@ class Client:
         trigger_until: datetime | None = None,
         source_uri: str | None = None,
         linked_memory_ids: Sequence[str] | None = None,
+        thread: str | None = None,
+        position: int | None = None,
         wait: bool = False,
     ) -> Memory:
         """Write one memory; ``wait=True`` returns once it is vector-searchable."""
@@ -210,6 +212,8 @@ class Client:
                 trigger_until=trigger_until,
                 source_uri=source_uri,
                 linked_memory_ids=linked_memory_ids,
+                thread=thread,
+                position=position,
             )
         )
 

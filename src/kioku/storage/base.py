@@ -36,10 +36,11 @@ from kioku.storage.records import (
     WorkspaceRow,
 )
 from kioku.storage.sleep_store import SleepStore
+from kioku.storage.thread_store import ThreadStore
 from kioku.storage.transfer import IdKind, TransferRow
 
 
-class Store(SleepStore, ConnectorStore, Protocol):
+class Store(SleepStore, ConnectorStore, ThreadStore, Protocol):
     """A storage backend (SQLite now, PostgreSQL later). See the contract tests."""
 
     url: str
