@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from kioku.storage.base import Store
 from kioku.storage.records import MemoryFilter
-from tests.storage.test_contract import LIVE, T0, new_context, new_memory, ws  # noqa: F401
+from tests.storage.test_contract import LIVE, T0, new_context, new_memory
+
+
+@pytest.fixture
+def ws(store: Store) -> str:
+    return store.ensure_workspace("alpha").id
 
 
 def test_neighbours_are_the_nearest_places_of_the_same_thread(store: Store, ws: str) -> None:

@@ -56,13 +56,8 @@ def memory_tools(
         linked_memory_ids: Annotated[
             list[str] | None, Field(description="Memories of this context to link to.")
         ] = None,
-        thread: Annotated[
-            str | None,
-            Field(description="Ordered thread it belongs to (a chat session, a document)."),
-        ] = None,
-        position: Annotated[
-            int | None, Field(description="Its place in the thread; default: after the last.")
-        ] = None,
+        thread: Annotated[str | None, Field(description="Ordered thread (chat, doc).")] = None,
+        position: Annotated[int | None, Field(description="Place in thread.")] = None,
     ) -> str:
         """Store knowledge to find later (facts, decisions, preferences), or pin a goal or
         guardrail with delivery_mode="always". Not for loop progress: use set_state."""

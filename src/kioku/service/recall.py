@@ -76,8 +76,8 @@ class RecallService:
         """Search one context (plus ``filters.context_ids``); deterministic for the same data.
 
         ``legs`` exists for the benchmark's single-leg arms and ``rerank=False`` (the fused
-        order, every factor 1.0) for the eval gate's plain-hybrid arm; surfaces always use the
-        defaults.
+        order, every factor 1.0, no thread neighbours) for the eval gate's plain-hybrid arm;
+        surfaces always use the defaults.
         """
         ranking = self._rank(principal, context_ref, request, legs, rerank)
         if not ranking.ranked:
@@ -143,7 +143,7 @@ class RecallService:
             ((fused[memory_id] * f, memory_id) for memory_id, f in ranking.factors.items()),
             key=lambda pair: (-pair[0], -signals[pair[1]].created_at.timestamp(), pair[1]),
         )
-        if config.thread_weight > 0:
+        if rerank and config.thread_weight > 0:  # part of the re-ranking stage
             ranked = self._thread_neighbours(scope, ranking, ranked, config.thread_weight)
         if config.graph_boost > 0:
             ranked, ranking.graph_factors = self.graph.boost(
