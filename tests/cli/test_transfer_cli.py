@@ -499,20 +499,26 @@ def test_a_file_from_before_connectors_still_imports(tmp_path: Path) -> None:
     assert '"kind":"connector"' not in again and '"external_id":null' in again
 
 
-def test_a_file_from_before_owners_and_taint_still_imports(tmp_path: Path) -> None:
+def reimport_without(tmp_path: Path, fields: tuple[str, ...]) -> list[dict]:
+    """Export a built workspace, drop ``fields`` from every record (a file an older kioku
+    wrote), import it into a new database and export that again."""
     source = f"sqlite:///{tmp_path / 'source.db'}"
     build_workspace(source, FakeEmbedder())
     old = []
     for line in export(source, tmp_path / "new.jsonl").decode().splitlines():
         record = json.loads(line)
-        for key in ("external_owner", "tainted"):  # fields a file from before 0010 lacks
+        for key in fields:
             record.pop(key, None)
         old.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     path = tmp_path / "old.jsonl"
     path.write_text("".join(old), encoding="utf-8")
     target = f"sqlite:///{tmp_path / 'target.db'}"
     invoke("import", "workspace", str(path), "--database-url", target, "--json")
-    again = [json.loads(line) for line in export(target, tmp_path / "again.jsonl").splitlines()]
+    return [json.loads(line) for line in export(target, tmp_path / "again.jsonl").splitlines()]
+
+
+def test_a_file_from_before_owners_and_taint_still_imports(tmp_path: Path) -> None:
+    again = reimport_without(tmp_path, ("external_owner", "tainted"))  # before 0010
     vpn = next(r for r in again if r.get("external_id") == "wiki/vpn")
     assert (vpn["tainted"], vpn["external_owner"]) == (True, "ingest:legacy")
     written = [r for r in again if r["kind"] == "memory" and r["source_type"] in ("manual", "api")]
@@ -520,19 +526,7 @@ def test_a_file_from_before_owners_and_taint_still_imports(tmp_path: Path) -> No
 
 
 def test_a_file_from_before_threads_still_imports(tmp_path: Path) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
-    build_workspace(source, FakeEmbedder())
-    old = []
-    for line in export(source, tmp_path / "new.jsonl").decode().splitlines():
-        record = json.loads(line)
-        for key in ("thread", "thread_position"):  # fields a file from before 0011 lacks
-            record.pop(key, None)
-        old.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-    path = tmp_path / "old.jsonl"
-    path.write_text("".join(old), encoding="utf-8")
-    target = f"sqlite:///{tmp_path / 'target.db'}"
-    invoke("import", "workspace", str(path), "--database-url", target, "--json")
-    again = [json.loads(line) for line in export(target, tmp_path / "again.jsonl").splitlines()]
+    again = reimport_without(tmp_path, ("thread", "thread_position"))  # before 0011
     memories = [r for r in again if r["kind"] == "memory"]
     assert memories and all(r["thread"] is None for r in memories)
 

@@ -92,6 +92,8 @@ def markdown(results: Mapping[str, Any]) -> str:
         latency = entry["latency"]
         for arm, halves in entry["arms"].items():
             for half, scores in halves.items():
+                if not scores["all"]["n"]:  # a half with no conversation (a --limit run)
+                    continue
                 cats = [scores.get(f"cat{c}", {}).get("recall@10", 0.0) for c in (1, 2, 3, 4)]
                 timing = (
                     f"{latency['p50']:.1f} | {latency['mean']:.1f}"
