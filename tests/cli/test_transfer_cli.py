@@ -122,9 +122,10 @@ def build_workspace(url: str, embedder: Embedder) -> dict[str, str]:
 
         ids = {
             "port": remember("handbook", "The staging database listens on port 5433",
-                             tags=["infra"], importance=0.8, source_uri="https://wiki/staging"),
+                             tags=["infra"], importance=0.8, source_uri="https://wiki/staging",
+                             thread="staging-chat", position=3),
             "deploy": remember("handbook", "Deploys happen on Fridays after 3pm",
-                               content="Never on a holiday."),
+                               content="Never on a holiday.", thread="staging-chat"),
             "room": remember("handbook", "東京オフィスの会議室は3階にあります", tags=["オフィス"]),
             "rule": remember("default", "Never share customer data outside the company",
                              delivery_mode="always", importance=1.0),
@@ -276,6 +277,12 @@ def test_sqlite_to_postgres_to_sqlite_gives_identical_files(
     threads = [r for r in records if (r.get("source_uri") or "").startswith("slack://")]
     assert {r["external_owner"] for r in threads} == {"slack:slack"}
     assert sum(1 for r in records if (r.get("source_uri") or "").startswith("slack://")) == 13
+    assert {r["thread"] for r in threads} == {"slack:C01GENERAL", "slack:C02ENG", "slack:C03ZATSU"}
+    places = [
+        (by_id[ids[k]]["thread"], by_id[ids[k]]["thread_position"]) for k in ("port", "deploy")
+    ]
+    assert places == [("staging-chat", 3), ("staging-chat", 4)]
+    assert (by_id[ids["room"]]["thread"], by_id[ids["room"]]["thread_position"]) == (None, None)
 
     assert _other_workspace_rows(target) == ["Other tenant's note"]  # untouched
     original = recall_top(source, embedder)
@@ -492,21 +499,49 @@ def test_a_file_from_before_connectors_still_imports(tmp_path: Path) -> None:
     assert '"kind":"connector"' not in again and '"external_id":null' in again
 
 
-def test_a_file_from_before_owners_and_taint_still_imports(tmp_path: Path) -> None:
+def reimport_without(tmp_path: Path, fields: tuple[str, ...]) -> list[dict]:
+    """Export a built workspace, drop ``fields`` from every record (a file an older kioku
+    wrote), import it into a new database and export that again."""
     source = f"sqlite:///{tmp_path / 'source.db'}"
     build_workspace(source, FakeEmbedder())
     old = []
     for line in export(source, tmp_path / "new.jsonl").decode().splitlines():
         record = json.loads(line)
-        for key in ("external_owner", "tainted"):  # fields a file from before 0010 lacks
+        for key in fields:
             record.pop(key, None)
         old.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     path = tmp_path / "old.jsonl"
     path.write_text("".join(old), encoding="utf-8")
     target = f"sqlite:///{tmp_path / 'target.db'}"
     invoke("import", "workspace", str(path), "--database-url", target, "--json")
-    again = [json.loads(line) for line in export(target, tmp_path / "again.jsonl").splitlines()]
+    return [json.loads(line) for line in export(target, tmp_path / "again.jsonl").splitlines()]
+
+
+def test_a_file_from_before_owners_and_taint_still_imports(tmp_path: Path) -> None:
+    again = reimport_without(tmp_path, ("external_owner", "tainted"))  # before 0010
     vpn = next(r for r in again if r.get("external_id") == "wiki/vpn")
     assert (vpn["tainted"], vpn["external_owner"]) == (True, "ingest:legacy")
     written = [r for r in again if r["kind"] == "memory" and r["source_type"] in ("manual", "api")]
     assert written and not any(r["tainted"] or r["external_owner"] for r in written)
+
+
+def test_a_file_from_before_threads_still_imports(tmp_path: Path) -> None:
+    again = reimport_without(tmp_path, ("thread", "thread_position"))  # before 0011
+    memories = [r for r in again if r["kind"] == "memory"]
+    assert memories and all(r["thread"] is None for r in memories)
+
+
+def test_a_thread_without_its_position_names_the_line(tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    build_workspace(source, FakeEmbedder())
+    lines = export(source, tmp_path / "new.jsonl").decode().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if '"thread":"staging-chat"' in line)
+    record = json.loads(lines[number])
+    record["thread_position"] = None
+    lines[number] = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    target = f"sqlite:///{tmp_path / 'target.db'}"
+    message = fails("import", "workspace", str(path), "--database-url", target)
+    assert f"line {number + 1}" in message and "thread" in message
+    _assert_empty(target)

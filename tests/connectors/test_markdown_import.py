@@ -128,7 +128,8 @@ def test_reimport_is_idempotent_and_follows_edits(folder: Path, tmp_path: Path) 
         "## Rollback\n\nA second section with the same title gets its own anchor.\n", ""
     )
     (folder / "handbook.md").write_text(edited, encoding="utf-8")
-    assert import_folder(folder) == {"updated": 1, "unchanged": 4, "deleted": 1}
+    # Deploys' text changed; 会議室 moved up one place in the file's thread.
+    assert import_folder(folder) == {"updated": 2, "unchanged": 3, "deleted": 1}
     after = {m.external_id: m for m in memories(tmp_path)}
     deploys = after["handbook.md#deploys"]
     assert deploys.id == first["handbook.md#deploys"].id
@@ -157,3 +158,21 @@ def test_a_file_without_headings_is_one_section(tmp_path: Path) -> None:
 def test_a_missing_folder_is_an_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["import", "markdown", str(tmp_path / "nope")])
     assert result.exit_code != 0 and "Traceback" not in result.output
+
+
+def test_a_files_sections_are_one_thread_in_file_order(folder: Path, tmp_path: Path) -> None:
+    import_folder(folder)
+    rows = {m.external_id: m for m in memories(tmp_path)}
+    handbook = ["handbook.md#", "handbook.md#deploys", "handbook.md#rollback"]
+    handbook += ["handbook.md#rollback-1", "handbook.md#会議室"]
+    assert [(rows[e].thread, rows[e].thread_position) for e in handbook] == [
+        ("handbook.md", position) for position in range(5)
+    ]
+    policy = rows["hr/policy.md#expenses"]
+    assert (policy.thread, policy.thread_position) == ("hr/policy.md", 0)
+    # A section removed from the middle: the ones after it move up, in place.
+    (folder / "handbook.md").write_text(HANDBOOK.replace("# Deploys\n", ""), encoding="utf-8")
+    import_folder(folder)
+    after = {m.external_id: m for m in memories(tmp_path)}
+    assert after["handbook.md#rollback"].id == rows["handbook.md#rollback"].id
+    assert [after[e].thread_position for e in handbook if e in after] == [0, 1, 2, 3]

@@ -326,3 +326,28 @@ def test_a_folder_no_channel_names_is_reported_not_skipped_silently(tmp_path: Pa
     assert "folder random/ matches no channel" in said
     listed = json.loads(runner.invoke(app, ["import", "slack", str(archive), "--json"]).stdout)
     assert any("random/" in w for w in listed["warnings"])
+
+
+def test_threads_follow_the_channel_and_slack_threads_in_ts_order(tmp_path: Path, inspect) -> None:
+    import_slack(write_slack_export(tmp_path))
+    runtime = inspect()
+    per_thread = rows(runtime, "slack-engineering")
+    assert {m.thread for m in per_thread} == {"slack:C02ENG"}
+    by_ts = sorted(per_thread, key=lambda m: float(str(m.external_id)))
+    positions = [m.thread_position for m in by_ts]
+    assert positions == [round(float(str(m.external_id)) * 1e6) for m in by_ts]
+    assert len(set(positions)) == len(positions) >= 2  # distinct, in ts order (above)
+
+
+def test_one_memory_per_message_follows_its_slack_thread(tmp_path: Path, inspect) -> None:
+    import_slack(write_slack_export(tmp_path), "--per", "message")
+    runtime = inspect()
+    messages = rows(runtime, "slack-engineering")
+    for message in messages:
+        assert message.thread_position == round(float(str(message.external_id)) * 1e6)
+        assert str(message.thread).startswith("slack:C02ENG/")
+    roots = [m for m in messages if not m.summary.startswith("(in a")]
+    assert all(m.thread == f"slack:C02ENG/{m.external_id}" for m in roots)
+    replies = [m for m in messages if m.summary.startswith("(in a")]
+    shared = [r for r in replies if any(root.thread == r.thread for root in roots)]
+    assert shared, "some reply shares its root's thread"

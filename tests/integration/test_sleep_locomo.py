@@ -52,7 +52,9 @@ def test_sleep_merges_paraphrased_duplicates_of_a_locomo_conversation_and_rolls_
     runtime = real_runtime
     principal = runtime.local_principal("rest")
     conversation = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    turns = locomo_turns(conversation.get("conversation", conversation))[:TURNS]
+    turns = [
+        (key, text) for key, text, _ in locomo_turns(conversation.get("conversation", conversation))
+    ][:TURNS]
     runtime.contexts.create_context(principal, ContextCreate(name="locomo", sleep_mode="full"))
 
     def write(texts: list[tuple[str, str]]) -> dict[str, str]:

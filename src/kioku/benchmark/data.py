@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ class Doc:
     key: str
     text: str
     source_uri: str
+    thread: str | None = None
+    """The thread declared for it through ``remember_batch`` (a LoCoMo session), if any."""
+    position: int | None = None
 
 
 @dataclass(frozen=True)
@@ -121,19 +125,20 @@ def normalise_evidence(
     return kept, repaired, dropped
 
 
-def locomo_turns(conversation: dict[str, Any]) -> list[tuple[str, str]]:
-    """Every turn of a LoCoMo conversation as (dia_id, memory text), sessions in order."""
+def locomo_turns(conversation: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Every turn of a LoCoMo conversation as (dia_id, memory text, session), sessions in
+    order."""
     numbers = sorted(
         int(m.group(1)) for key in conversation if (m := _SESSION.fullmatch(key)) is not None
     )
-    turns: list[tuple[str, str]] = []
+    turns: list[tuple[str, str, str]] = []
     for number in numbers:
         when = conversation.get(f"session_{number}_date_time", "")
         for turn in conversation[f"session_{number}"]:
             text = f"{turn['speaker']} ({when}): {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [image: {turn['blip_caption']}]"
-            turns.append((str(turn["dia_id"]), text))
+            turns.append((str(turn["dia_id"]), text, f"session_{number}"))
     return turns
 
 
@@ -142,7 +147,13 @@ def locomo_corpus(name: str, conversation: dict[str, Any]) -> Corpus:
     if "conversation" in conversation:  # the upstream locomo10.json item shape
         conversation = {**conversation["conversation"], "qa": conversation.get("qa", [])}
     turns = locomo_turns(conversation)
-    docs = [Doc(dia, text, f"locomo:{name}:{dia}") for dia, text in turns]
+    # Each session is declared as a thread, its turns in order: what any client importing a
+    # chat transcript through the public API would do (docs/concepts.md, *Threads*).
+    docs: list[Doc] = []
+    positions: Counter[str] = Counter()
+    for dia, text, session in turns:
+        docs.append(Doc(dia, text, f"locomo:{name}:{dia}", session, positions[session]))
+        positions[session] += 1
     known = {doc.key for doc in docs}
     stats = EvidenceStats()
     questions: list[Question] = []

@@ -89,11 +89,16 @@ def deferred_embedding(runtime: Runtime) -> Iterator[None]:
 
 
 def memory_item(doc: Doc) -> dict[str, object]:
-    """The ``remember`` body of one document (long texts split between summary and content)."""
+    """The ``remember`` body of one document (long texts split between summary and content),
+    with the thread and position the data set declares."""
     summary, content = split_text(doc.text)
     item: dict[str, object] = {"summary": summary, "source_uri": doc.source_uri}
     if content:
         item["content"] = content
+    if doc.thread is not None:
+        item["thread"] = doc.thread
+        if doc.position is not None:
+            item["position"] = doc.position
     return item
 
 

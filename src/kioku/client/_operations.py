@@ -163,6 +163,8 @@ class Operations:
         trigger_until: datetime | None = None,
         source_uri: str | None = None,
         linked_memory_ids: Sequence[str] | None = None,
+        thread: str | None = None,
+        position: int | None = None,
         wait: bool = False,
     ) -> Call[Memory]:
         """Write one memory; ``wait=True`` returns once it is vector-searchable."""
@@ -177,6 +179,8 @@ class Operations:
             trigger_until=trigger_until,
             source_uri=source_uri,
             linked_memory_ids=linked_memory_ids,
+            thread=thread,
+            position=position,
         )
         url = path("contexts", context_id, "memories")
         params = {"wait": True} if wait else None

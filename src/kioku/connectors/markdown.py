@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kioku.errors import InvalidInputError, NotFoundError
 from kioku.models import MAX_SUMMARY_CHARS, ContextCreate
-from kioku.models.base import CONTEXT_NAME_PATTERN
+from kioku.models.base import CONTEXT_NAME_PATTERN, MAX_THREAD_CHARS
 from kioku.service.connectors import ConnectorService, ExternalItem
 from kioku.service.principal import Principal
 
@@ -137,7 +137,10 @@ def folder_documents(root: Path) -> list[tuple[MarkdownFile, list[ExternalItem]]
     for path in files:
         doc = read_file(root, path)
         items = []
-        for slug, heading, text in doc.sections:
+        # The file is the sections' thread (their order is its order), so recall can bring
+        # a section's neighbours along; a path too long to be a thread id has none.
+        thread = doc.path if len(doc.path) <= MAX_THREAD_CHARS else None
+        for index, (slug, heading, text) in enumerate(doc.sections):
             summary = heading if heading == doc.title else f"{doc.title} — {heading}"
             items.append(
                 ExternalItem(
@@ -147,6 +150,8 @@ def folder_documents(root: Path) -> list[tuple[MarkdownFile, list[ExternalItem]]
                     type="markdown",
                     tags=doc.tags,
                     source_uri=doc.path,
+                    thread=thread,
+                    thread_position=None if thread is None else index,
                 )
             )
         result.append((doc, items))

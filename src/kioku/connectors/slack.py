@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
 from kioku.connectors.slack_export import SlackChannel, SlackMessage, read_export
+from kioku.models.base import MAX_THREAD_POSITION
 from kioku.service.connectors import ConnectorService, ExternalItem
 from kioku.service.principal import Principal
 
@@ -65,10 +67,29 @@ def channel_documents(
         if all(m.deleted for m in messages):
             deletes.append(key)  # a tombstone whose replies are gone too: nothing left to say
             continue
-        upserts.append(_document(channel, key, messages, max_content_bytes))
+        document = _document(channel, key, messages, max_content_bytes)
+        # Threads, for recall's neighbours: one memory per Slack thread follows the channel's
+        # order; one memory per message follows its Slack thread's. Positions are the ts in
+        # microseconds: increasing, and stable when an export adds or drops messages.
+        position = ts_position(key)
+        if position is not None:
+            root = messages[0].thread_ts or key
+            thread = f"slack:{channel.id}" + ("" if granularity == "thread" else f"/{root}")
+            document = replace(document, thread=thread, thread_position=position)
+        upserts.append(document)
     known = set(groups)
     deletes += sorted((ts for ts in channel.deleted_ts if ts not in known), key=float)
     return upserts, deletes
+
+
+def ts_position(ts: str) -> int | None:
+    """A Slack ts (``"1700000000.123456"``) as an integer position: microseconds (``None``
+    for a ts that is no such number)."""
+    try:
+        position = int(Decimal(ts) * 1_000_000)
+    except (ArithmeticError, ValueError):
+        return None
+    return position if 0 <= position <= MAX_THREAD_POSITION else None
 
 
 def _document(

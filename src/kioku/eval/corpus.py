@@ -124,6 +124,7 @@ def write_golden(runtime: Runtime, principal: Principal, golden: GoldenSet) -> d
                     "tags": list(doc.tags),
                     "delivery_mode": doc.delivery_mode,
                     "importance": doc.importance,
+                    **({"thread": doc.thread} if doc.thread else {}),
                 }
             )
             with _dated(runtime, lambda stamp=stamp: stamp):

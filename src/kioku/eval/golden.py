@@ -23,6 +23,7 @@ BUCKETS = (
     "pinned-vs-recall",
     "temporal",
     "negative",
+    "thread",
 )
 DATA = Path(__file__).parent / "data"
 DEFAULT_GOLDEN = DATA / "golden.yaml"
@@ -56,6 +57,8 @@ class GoldenDoc:
     delivery_mode: str = "on_recall"
     importance: float = 0.5
     age_days: int = 0
+    thread: str | None = None
+    """The conversation it is a turn of; a thread's turns are written in file order."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def _context(raw: object, where: str) -> GoldenContext:
 
 def _document(raw: object, where: str, contexts: list[str]) -> GoldenDoc:
     keys = {"id", "context", "summary", "content", "tags", "delivery_mode", "importance"}
-    item = _mapping(raw, where, keys | {"age_days"})
+    item = _mapping(raw, where, keys | {"age_days", "thread"})
     context = _text(item, "context", where)
     if context not in contexts:
         raise GoldenSetError(f"{where}.context: unknown context {context!r}")
@@ -165,6 +168,7 @@ def _document(raw: object, where: str, contexts: list[str]) -> GoldenDoc:
         delivery_mode=_choice(item, "delivery_mode", where, _DELIVERY, default="on_recall"),
         importance=float(importance),
         age_days=age,
+        thread=_text(item, "thread", where) if "thread" in item else None,
     )
 
 

@@ -56,13 +56,16 @@ def memory_tools(
         linked_memory_ids: Annotated[
             list[str] | None, Field(description="Memories of this context to link to.")
         ] = None,
+        thread: Annotated[str | None, Field(description="Ordered thread (chat, doc).")] = None,
+        position: Annotated[int | None, Field(description="Place in thread.")] = None,
     ) -> str:
         """Store knowledge to find later (facts, decisions, preferences), or pin a goal or
         guardrail with delivery_mode="always". Not for loop progress: use set_state."""
         data = MemoryCreate(
             summary=summary, content=content, type=type, tags=tags or [], importance=importance,
             delivery_mode=delivery_mode, trigger_from=trigger_from, trigger_until=trigger_until,
-            source_uri=source_uri, linked_memory_ids=linked_memory_ids or [],
+            source_uri=source_uri, linked_memory_ids=linked_memory_ids or [], thread=thread,
+            position=position,
         )  # fmt: skip
         memory = runtime().memories.remember(principal_of(ctx), context_id, data)
         return dumps(

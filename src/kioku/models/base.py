@@ -31,6 +31,9 @@ CONTEXT_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 UUID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 MAX_SUMMARY_CHARS = 500
 MAX_TAGS = 32
+MAX_THREAD_CHARS = 300
+MAX_THREAD_POSITION = 2**53 - 1
+"""Positions may be timestamps (a Slack ts in microseconds); JSON numbers stay exact."""
 MAX_QUERY_CHARS = 4000
 
 Label = Annotated[StrictStr, Field(min_length=1, max_length=64)]

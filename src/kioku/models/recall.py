@@ -80,6 +80,11 @@ class ScoreBreakdown(BaseModel):
     graph: float | None = Field(
         default=None, description="Graph boost factor (only when the context turns it on)."
     )
+    thread: float | None = Field(
+        default=None,
+        description="Score added by the memory's thread neighbours (only when it has some "
+        "among the candidates).",
+    )
 
 
 class RecallHit(Memory):

@@ -75,9 +75,16 @@ class ExternalItem:
     tags: list[str] = field(default_factory=list)
     importance: float = 0.5
     source_uri: str | None = None
+    thread: str | None = None
+    """The ordered thread it belongs to (a file, a channel, a Slack thread), if any."""
+    thread_position: int | None = None
+    """Its place in ``thread``: any increasing integers (section index, ts in µs)."""
 
 
-_COMPARED = ("summary", "content", "type", "tags", "importance", "source_uri")
+_COMPARED = (
+    "summary", "content", "type", "tags", "importance", "source_uri", "thread",
+    "thread_position",
+)  # fmt: skip
 
 
 class ConnectorService:
@@ -331,6 +338,8 @@ class ConnectorService:
             external_id=item.external_id,
             external_owner=owner,
             tainted=source_type == "connector",  # external in any context, for ever
+            thread=item.thread,
+            thread_position=item.thread_position,
         )
 
 

@@ -37,6 +37,7 @@ from kioku.service.graph import Associations
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.suspicious import is_suspicious
+from kioku.service.threads import ThreadPlaces
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
 from kioku.storage.records import (
@@ -114,7 +115,12 @@ class MemoryService:
             )
 
     def _new_row(
-        self, principal: Principal, context: ContextRow, data: MemoryCreate, now: datetime
+        self,
+        principal: Principal,
+        context: ContextRow,
+        data: MemoryCreate,
+        now: datetime,
+        places: ThreadPlaces,
     ) -> NewMemory:
         self._check_content(data.content)
         source_type = principal.source_type
@@ -136,6 +142,8 @@ class MemoryService:
             lexical_tokens=lexical_text(data.summary, data.content, data.tags),
             created_at=now,
             instruction_like=judge_instructions(trust_tier, data.summary, data.content),
+            thread=data.thread,
+            thread_position=places.place(data.thread, data.position),
         )
 
     def schedule_embedding(self, jobs: list[EmbeddingJob], wait: bool) -> None:
@@ -165,7 +173,8 @@ class MemoryService:
         links = self.graph.check_links(
             principal, context, data.linked_memory_ids, "linked_memory_ids"
         )
-        row = self._new_row(principal, context, data, self._stamp())
+        places = ThreadPlaces(self.store, principal.workspace_id, context.id)
+        row = self._new_row(principal, context, data, self._stamp(), places)
         self.store.insert_memories(principal.workspace_id, [row])
         self.graph.link(principal.workspace_id, context.id, row.id, links)
         self._after_write(principal, [row], wait)
@@ -184,6 +193,7 @@ class MemoryService:
         results: list[BatchItemResult] = []
         rows: list[NewMemory] = []
         links: dict[str, list[str]] = {}
+        places = ThreadPlaces(self.store, principal.workspace_id, context.id)
         for index, item in enumerate(batch.items):
             prefix = f"items[{index}]."
             try:
@@ -193,7 +203,7 @@ class MemoryService:
                 linked = self.graph.check_links(
                     principal, context, data.linked_memory_ids, "linked_memory_ids"
                 )
-                row = self._new_row(principal, context, data, stamp)
+                row = self._new_row(principal, context, data, stamp, places)
                 links[row.id] = linked
             except ValidationError as exc:
                 field, message = first_error(exc, prefix)

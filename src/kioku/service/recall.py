@@ -18,6 +18,7 @@ from kioku.models import (
 from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
 from kioku.search.rerank import rerank_factor
+from kioku.search.threads import thread_bonus, with_bonus
 from kioku.search.tokenize import tokenize
 from kioku.service import telemetry
 from kioku.service.contexts import ContextService
@@ -75,8 +76,8 @@ class RecallService:
         """Search one context (plus ``filters.context_ids``); deterministic for the same data.
 
         ``legs`` exists for the benchmark's single-leg arms and ``rerank=False`` (the fused
-        order, every factor 1.0) for the eval gate's plain-hybrid arm; surfaces always use the
-        defaults.
+        order, every factor 1.0, no thread neighbours) for the eval gate's plain-hybrid arm;
+        surfaces always use the defaults.
         """
         ranking = self._rank(principal, context_ref, request, legs, rerank)
         if not ranking.ranked:
@@ -142,12 +143,29 @@ class RecallService:
             ((fused[memory_id] * f, memory_id) for memory_id, f in ranking.factors.items()),
             key=lambda pair: (-pair[0], -signals[pair[1]].created_at.timestamp(), pair[1]),
         )
+        if rerank and config.thread_weight > 0:  # part of the re-ranking stage
+            ranked = self._thread_neighbours(scope, ranking, ranked, config.thread_weight)
         if config.graph_boost > 0:
             ranked, ranking.graph_factors = self.graph.boost(
                 ws, ranked, config.graph_boost, trusted_only=flt.trust_tier == "trusted"
             )
         ranking.ranked = ranked
         return ranking
+
+    def _thread_neighbours(
+        self,
+        scope: list[ContextRow],
+        ranking: Ranking,
+        ranked: list[tuple[float, str]],
+        weight: float,
+    ) -> list[tuple[float, str]]:
+        """``ranked`` with each memory's share of its thread neighbours' scores added."""
+        pairs = self.store.thread_neighbours(
+            ranking.ws, [row.id for row in scope], [memory_id for _, memory_id in ranked],
+            ranking.flt,
+        )  # fmt: skip
+        ranking.thread_bonus = thread_bonus(ranked, pairs, weight)
+        return with_bonus(ranked, ranking.thread_bonus) if ranking.thread_bonus else ranked
 
     def _run_legs(
         self,
@@ -192,6 +210,10 @@ class RecallService:
         return [row.id for row in scope if row.embedding_model == self.embedder.name]
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 8)
+
+
 def timed_leg(leg: str, search: Callable[[], list[ScoredId]]) -> list[ScoredId]:
     """Run one leg's search and tell ``telemetry`` how long it took."""
     began = time.perf_counter()
@@ -213,6 +235,8 @@ class Ranking:
     fused: dict[str, float] = field(default_factory=dict)
     factors: dict[str, float] = field(default_factory=dict)
     graph_factors: dict[str, float] = field(default_factory=dict)
+    thread_bonus: dict[str, float] = field(default_factory=dict)
+    """What thread neighbours added to each score (a memory no leg found has only this)."""
     ranked: list[tuple[float, str]] = field(default_factory=list)
 
     def leg_rank(self, leg: str) -> dict[str, tuple[int, float]]:
@@ -238,9 +262,10 @@ class Ranking:
                 lexical_rank=None if lexical is None else lexical[0],
                 vector=None if vector is None else round(vector[1], 6),
                 vector_rank=None if vector is None else vector[0],
-                fused=round(self.fused[memory_id], 8),
-                rerank=round(self.factors[memory_id], 6),
+                fused=round(self.fused.get(memory_id, 0.0), 8),
+                rerank=round(self.factors.get(memory_id, 1.0), 6),
                 graph=round(self.graph_factors[memory_id], 6) if self.graph_factors else None,
+                thread=_rounded(self.thread_bonus.get(memory_id)),
             )
             hits.append(
                 RecallHit(

@@ -30,6 +30,8 @@ from pydantic import (
 from kioku.models.base import (
     MAX_QUERY_CHARS,
     MAX_SUMMARY_CHARS,
+    MAX_THREAD_CHARS,
+    MAX_THREAD_POSITION,
     DeliveryMode,
     EmbeddingStatus,
     SleepMode,
@@ -139,7 +141,8 @@ def encode_row(row: TransferRow) -> dict[str, Any]:
             "last_accessed_at": _time(m.last_accessed_at), "superseded_by": m.superseded_by,
             "created_at": _time(m.created_at), "updated_at": _time(m.updated_at),
             "deleted_at": _time(m.deleted_at), "external_id": m.external_id,
-            "external_owner": m.external_owner, "tainted": m.tainted,
+            "external_owner": m.external_owner, "tainted": m.tainted, "thread": m.thread,
+            "thread_position": m.thread_position,
         }  # fmt: skip
     if isinstance(row, EdgeRow):
         return {
@@ -274,6 +277,9 @@ class MemoryRecord(_Record):
     external_owner: StrictStr | None = Field(default=None, min_length=1, max_length=300)
     tainted: StrictBool | None = None
     """Both absent from files written before migration 0010: then decided as it decided."""
+    thread: StrictStr | None = Field(default=None, min_length=1, max_length=MAX_THREAD_CHARS)
+    thread_position: StrictInt | None = Field(default=None, ge=0, le=MAX_THREAD_POSITION)
+    """Both absent from files written before migration 0011: then in no thread."""
 
     @model_validator(mode="after")
     def _consistent(self) -> MemoryRecord:
@@ -284,6 +290,8 @@ class MemoryRecord(_Record):
             self.trigger_from is None or self.trigger_until <= self.trigger_from
         ):
             raise ValueError("trigger_until must come after trigger_from")
+        if (self.thread is None) != (self.thread_position is None):
+            raise ValueError("thread and thread_position are set together or not at all")
         if (self.embedding_status == "ready") != (self.embedding is not None):
             raise ValueError("embedding is required exactly when embedding_status is ready")
         return self

@@ -17,6 +17,7 @@ def memory_view(row: MemoryRow) -> Memory:
     1 MiB text, too much for every read); rows written before that are judged here.
     """
     memory = Memory.model_validate(row, from_attributes=True)
+    memory.position = row.thread_position
     if row.trust_tier == "external":
         verdict = row.instruction_like
         if verdict is None:

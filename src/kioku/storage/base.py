@@ -35,6 +35,7 @@ from kioku.storage.shared.keys import KeyStore
 from kioku.storage.shared.oauth import OAuthStore
 from kioku.storage.shared.state import StateStore
 from kioku.storage.sleep_store import SleepStore
+from kioku.storage.thread_store import ThreadStore
 from kioku.storage.transfer import IdKind, TransferRow
 
 
@@ -47,6 +48,7 @@ class Store(
     FeedbackStore,
     StateStore,
     JobStore,
+    ThreadStore,
     Protocol,
 ):
     """A storage backend (SQLite or PostgreSQL): one protocol per area, composed, plus the

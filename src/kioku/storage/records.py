@@ -67,6 +67,10 @@ class MemoryRow:
     that channel sees, updates or deletes the memory by its external id."""
     tainted: bool = False
     """External whatever its context: connector text, or derived from external text."""
+    thread: str | None = None
+    """The ordered thread the memory belongs to (a chat session, a Slack thread, a file)."""
+    thread_position: int | None = None
+    """Its place in ``thread`` (0, 1, 2, ...); set whenever ``thread`` is."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,8 @@ class NewMemory:
     external_id: str | None = None
     external_owner: str | None = None
     tainted: bool = False
+    thread: str | None = None
+    thread_position: int | None = None
 
 
 @dataclass(frozen=True)

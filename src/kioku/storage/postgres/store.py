@@ -32,6 +32,7 @@ from kioku.storage.postgres.jobs import PostgresJobLane
 from kioku.storage.postgres.search import PostgresSearchLane
 from kioku.storage.postgres.sleep import PostgresSleepLane
 from kioku.storage.postgres.stats import PostgresStatsLane
+from kioku.storage.postgres.threads import PostgresThreadLane
 from kioku.storage.postgres.transfer import PostgresTransferLane
 from kioku.storage.records import (
     ContextRow,
@@ -54,7 +55,8 @@ from kioku.storage.urls import libpq_url, sqlalchemy_url
 _CONTEXT_COLUMNS = {"name", "description", "trust_tier", "sleep_mode", "search_config"}
 _MEMORY_COLUMNS = {
     "summary", "content", "type", "tags", "importance", "delivery_mode",
-    "trigger_from", "trigger_until", "source_uri", "instruction_like",
+    "trigger_from", "trigger_until", "source_uri", "instruction_like", "thread",
+    "thread_position",
 }  # fmt: skip
 
 
@@ -94,6 +96,7 @@ class PostgresStore(
     PostgresGraphLane,
     PostgresSleepLane,
     ConnectorStore,
+    PostgresThreadLane,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 
@@ -232,7 +235,8 @@ class PostgresStore(
                     Jsonb(row.tags), row.importance, row.delivery_mode, row.trigger_from,
                     row.trigger_until, row.source_type, row.source_uri, row.trust_tier,
                     row.created_at, row.created_at, row.instruction_like, tokens, length,
-                    row.external_id, row.external_owner, row.tainted,
+                    row.external_id, row.external_owner, row.tainted, row.thread,
+                    row.thread_position,
                 )
             )  # fmt: skip
         if not params:
@@ -244,9 +248,10 @@ class PostgresStore(
                     "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
                     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
                     "source_uri, trust_tier, created_at, updated_at, instruction_like, "
-                    "lexical_tokens, lexical_length, external_id, external_owner, tainted) "
+                    "lexical_tokens, lexical_length, external_id, external_owner, tainted, "
+                    "thread, thread_position) "
                     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                    "%s, %s::tsvector, %s, %s, %s, %s)",
+                    "%s, %s::tsvector, %s, %s, %s, %s, %s, %s)",
                     params,
                 )
         except errors.UniqueViolation as exc:

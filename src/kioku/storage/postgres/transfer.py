@@ -46,9 +46,9 @@ _INSERT: dict[type, LiteralString] = {
     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, source_uri, "
     "trust_tier, embedding_status, embedding, embedding_model, lexical_tokens, lexical_length, "
     "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
-    "instruction_like, external_id, external_owner, tainted) VALUES (%s, %s, %s, %s, %s, %s, "
-    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s::tsvector, %s, %s, %s, %s, %s, %s, "
-    "%s, %s, %s, %s, %s)",
+    "instruction_like, external_id, external_owner, tainted, thread, thread_position) VALUES "
+    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s::tsvector, "
+    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
     EdgeRow: "INSERT INTO memory_edges (workspace_id, context_id, source_id, target_id, weight, "
     "origin, trust_tier, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
     # seq is assigned anew: events are restored in their original order, so it stays ordered.
@@ -87,7 +87,7 @@ def _params(workspace_id: str, row: TransferRow) -> tuple[Any, ...]:
             None if row.vector is None else encode_vector(row.vector), row.embedding_model,
             tokens, length, m.access_count, m.last_accessed_at, m.superseded_by, m.created_at,
             m.updated_at, m.deleted_at, m.instruction_like, m.external_id, m.external_owner,
-            m.tainted,
+            m.tainted, m.thread, m.thread_position,
         )  # fmt: skip
     if isinstance(row, EdgeRow):
         return (

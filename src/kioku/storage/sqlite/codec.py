@@ -14,7 +14,7 @@ MEMORY_COLUMNS = (
     "id, workspace_id, context_id, summary, content, type, tags, importance, delivery_mode, "
     "trigger_from, trigger_until, source_type, source_uri, trust_tier, embedding_status, "
     "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
-    "instruction_like, external_id, external_owner, tainted"
+    "instruction_like, external_id, external_owner, tainted, thread, thread_position"
 )
 
 
@@ -75,6 +75,8 @@ def memory_from_row(row: sqlite3.Row) -> MemoryRow:
         external_id=row["external_id"],
         external_owner=row["external_owner"],
         tainted=bool(row["tainted"]),
+        thread=row["thread"],
+        thread_position=row["thread_position"],
     )
 
 

@@ -47,6 +47,7 @@ from kioku.storage.sqlite.jobs import SQLiteJobLane
 from kioku.storage.sqlite.lexical import drain_deletions, ensure_lexical_table
 from kioku.storage.sqlite.sleep import SQLiteSleepLane
 from kioku.storage.sqlite.stats import SQLiteStatsLane
+from kioku.storage.sqlite.threads import SQLiteThreadLane
 from kioku.storage.sqlite.transfer import SQLiteTransferLane
 from kioku.storage.sqlite.vectors import SQLiteVectorLane
 from kioku.storage.vector_index import VectorIndexCache
@@ -54,7 +55,8 @@ from kioku.storage.vector_index import VectorIndexCache
 _CONTEXT_COLUMNS = {"name", "description", "trust_tier", "sleep_mode", "search_config"}
 _MEMORY_COLUMNS = {
     "summary", "content", "type", "tags", "importance", "delivery_mode",
-    "trigger_from", "trigger_until", "source_uri", "instruction_like",
+    "trigger_from", "trigger_until", "source_uri", "instruction_like", "thread",
+    "thread_position",
 }  # fmt: skip
 
 
@@ -79,6 +81,7 @@ class SQLiteStore(
     SQLiteGraphLane,
     SQLiteSleepLane,
     SQLiteConnectorLane,
+    SQLiteThreadLane,
 ):
     """The embedded backend. One instance per process per database file."""
 
@@ -245,8 +248,8 @@ class SQLiteStore(
                     "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
                     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
                     "source_uri, trust_tier, created_at, updated_at, instruction_like, "
-                    "external_id, external_owner, tainted) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "external_id, external_owner, tainted, thread, thread_position) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         row.id, workspace_id, row.context_id, row.summary, row.content, row.type,
                         json.dumps(row.tags, ensure_ascii=False), row.importance,
@@ -254,7 +257,8 @@ class SQLiteStore(
                         encode_optional_time(row.trigger_until), row.source_type,
                         row.source_uri, row.trust_tier, created, created,
                         None if row.instruction_like is None else int(row.instruction_like),
-                        row.external_id, row.external_owner, int(row.tainted),
+                        row.external_id, row.external_owner, int(row.tainted), row.thread,
+                        row.thread_position,
                     ),
                 )  # fmt: skip
                 conn.execute(

@@ -169,8 +169,8 @@ def _insert_memory(
         "importance, delivery_mode, trigger_from, trigger_until, source_type, source_uri, "
         "trust_tier, embedding_status, embedding, embedding_model, access_count, "
         "last_accessed_at, superseded_by, created_at, updated_at, deleted_at, instruction_like, "
-        "external_id, external_owner, tainted) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "external_id, external_owner, tainted, thread, thread_position) "
+        f"VALUES ({', '.join('?' * 29)})",
         (
             m.id, workspace_id, m.context_id, m.summary, m.content, m.type,
             json.dumps(m.tags, ensure_ascii=False), m.importance, m.delivery_mode,
@@ -181,7 +181,7 @@ def _insert_memory(
             encode_time(m.created_at), encode_time(m.updated_at),
             encode_optional_time(m.deleted_at),
             None if m.instruction_like is None else int(m.instruction_like), m.external_id,
-            m.external_owner, int(m.tainted),
+            m.external_owner, int(m.tainted), m.thread, m.thread_position,
         ),
     )  # fmt: skip
     conn.execute(
