@@ -14,10 +14,24 @@ import pytest
 from kioku.storage import open_store
 from kioku.storage.base import Store
 from tests.postgres import APP_ROLE, empty_postgres_database
+from tests.sql_distribution import SqlRecorder
 
 __all__ = ["APP_ROLE", "BACKENDS", "empty_postgres_database"]
 
 BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(autouse=True)
+def sql_stays_on_one_tenant(monkeypatch: pytest.MonkeyPatch) -> Iterator[SqlRecorder]:
+    """Every statement kioku sends PostgreSQL during a storage test must be one Citus can run
+    on one tenant's node (see tests/sql_distribution.py): pinned to a workspace, tenant tables
+    joined on equal ``workspace_id``. A test that sends one that is not fails at teardown."""
+    recorder = SqlRecorder()
+    recorder.install(monkeypatch)
+    yield recorder
+    problems = recorder.problems()
+    if problems:
+        pytest.fail("statements that would leave one tenant's shard:\n" + "\n".join(problems))
 
 
 @pytest.fixture(params=BACKENDS)
