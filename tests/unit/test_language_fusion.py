@@ -21,6 +21,12 @@ from kioku.storage.records import ScoredId
         ("東京本社", "ja"),  # all kanji: still Japanese (see the module docstring)
         ("StorybookでUIコンポーネントを確認する", "ja"),  # a Japanese note naming tools
         ("We had ramen (ラーメン) in Sapporo last winter", "other"),  # English with one word
+        (  # Japanese prose naming an Italian association at length (a JSQuAD paragraph)
+            "イタリアでは、イタリア自動車部品工業会(ANFIA: Associazione Nazionale Fra Industrie "
+            "Automobilistiche)がAVSQ(Associazione Nazionale dei Valutatori di Sistemi Qualita)を"
+            "制定した",
+            "ja",
+        ),
         ("회의는 화요일입니다", "ko"),
         ("", "other"),
         ("12:30 / 5433", "other"),

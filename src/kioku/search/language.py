@@ -24,17 +24,22 @@ _OTHER_WORD = re.compile(
     r"[^\W\d_\u3040-\u30ff\uff66-\uff9f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005"
     r"\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]{2,}"
 )
+KANA_PROSE = 10
 HEAD_CHARS = 200
 """How much of a memory's summary (and of its content) tells its language."""
 
 
 def language_of(text: str) -> Language:
     """The script group of ``text``: CJK wins once its characters are at least a quarter of the
-    letters (a Japanese sentence is short in characters next to the English words it holds)."""
+    letters (a Japanese sentence is short in characters next to the English words it holds),
+    and whenever it holds ``KANA_PROSE`` kana (Japanese prose about, say, an Italian
+    association with a long name: kana belong to Japanese alone)."""
     letters = len(_LETTER.findall(text))
     if not letters:
         return "other"
     kana, han, hangul = (len(p.findall(text)) for p in (_KANA, _HAN, _HANGUL))
+    if kana >= KANA_PROSE:
+        return "ja"
     if 4 * (kana + han + hangul) < letters:
         return "other"
     return "ko" if hangul > kana + han else "ja"

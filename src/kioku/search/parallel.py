@@ -2,8 +2,8 @@
 
 Everyday sentences on unrelated topics, each said in both languages. Averaging the vectors
 of one side gives that language's mean direction for whichever embedder runs them; what the
-sentences say cancels out between the two sides, the language does not. None is about a
-golden-set or benchmark topic (they are not tuned to any question).
+sentences say cancels out between the two sides, the language does not. Written for this
+purpose, not taken from any evaluation set; only their mean is used, never a single pair.
 """
 
 from __future__ import annotations

@@ -68,9 +68,8 @@ def language_view(
     if not vector or embedder is None or query_vector is None:
         return LanguageView(ran)
     lexical = ran.get("lexical", [])
-    heads = store.text_heads(workspace_id, [hit.memory_id for hit in vector], HEAD_CHARS)
-    languages: dict[str, Language] = {mid: language_of(text) for mid, text in heads.items()}
     query_language = language_of(query)
+    languages = _languages(store, workspace_id, vector)
     if all(language == query_language for language in languages.values()):
         return LanguageView(ran)
     offsets = offsets_for(query_vector, language_means(embedder))
@@ -98,6 +97,11 @@ def language_view(
             for hit in best[:CROSS_DEPTH]
         )
     return view
+
+
+def _languages(store: Store, workspace_id: str, hits: list[ScoredId]) -> dict[str, Language]:
+    heads = store.text_heads(workspace_id, [hit.memory_id for hit in hits], HEAD_CHARS)
+    return {memory_id: language_of(text) for memory_id, text in heads.items()}
 
 
 def _ids(hits: list[ScoredId]) -> set[str]:
