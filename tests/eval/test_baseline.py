@@ -75,7 +75,10 @@ def test_the_committed_baseline_names_every_arm() -> None:
     [
         ("floors: {}", "non-empty 'floors'"),
         ("floors: {hybrid: [1, 2]}", "floors.hybrid must map buckets"),
-        ("floors: {hybrid: {exact: {p@1: 1.5}}}", "must map metrics to [0, 1]"),
+        ("floors: {hybrid: {exact: {p@1: 1.5}}}", "must map metrics to (0, 1]"),
+        ("floors: {hybrid: {exact: {p@1: 0.0}}}", "a floor of 0 cannot fail"),
+        ("floors: {hybrid: {exact: {p@1: 'not gated'}}}", "'not gated: <why>'"),
+        ("floors: {hybrid: {exact: {p@1: 'skip'}}}", "'not gated: <why>'"),
         ("floors: [unclosed", "not valid YAML"),
     ],
 )
@@ -90,3 +93,31 @@ def test_an_invalid_baseline_is_refused(tmp_path: Path, text: str, message: str)
 def test_a_missing_baseline_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BaselineError, match="cannot read baseline"):
         load_baseline(tmp_path / "absent.yaml")
+
+
+def test_a_metric_marked_not_gated_is_not_checked(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.yaml"
+    path.write_text(
+        "floors: {lexical: {cross-lingual: {p@1: 'not gated: no shared words', ndcg@10: 0.2}}}",
+        encoding="utf-8",
+    )
+    floors = load_baseline(path)
+    measured = RetrievalReport(
+        metrics={"lexical": {"cross-lingual": {"n": 16, "p@1": 0.0, "ndcg@10": 0.1}}}
+    )
+    assert check_floors(measured, floors) == [
+        Breach("lexical", "cross-lingual", "ndcg@10", 0.1, 0.2)
+    ]
+
+
+def test_a_suggested_floor_that_would_be_0_says_not_gated() -> None:
+    floors = suggest_floors(report(**{"cross-lingual": {"n": 16, "p@1": 0.0625, "p@5": 0.2}}))
+    bucket = floors["hybrid+rerank"]["cross-lingual"]
+    assert bucket["p@5"] == 0.13
+    assert bucket["p@1"] == "not gated: measured 0.0625, no floor can fail"
+
+
+def test_the_committed_baseline_has_no_floor_of_0() -> None:
+    for buckets in load_baseline().values():
+        for metrics in buckets.values():
+            assert all(value != 0 for value in metrics.values())

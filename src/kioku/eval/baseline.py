@@ -2,12 +2,15 @@
 
 A baseline holds floors ``arm → bucket → metric → minimum``. Every floor is checked; a metric
 the run did not produce counts as a breach too (a bucket that vanished must not pass quietly).
+A floor of 0 could never fail, so it is refused: a metric that cannot be gated (the lexical
+leg across languages) says so instead, ``"not gated: <why>"``, and is left out of the check.
 Changing a floor needs a commit that says why (docs/eval.md).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +49,10 @@ class Breach:
         return f"{self.arm} / {self.bucket} / {self.metric}: {got} < floor {self.floor:.4f}"
 
 
-Floors = dict[str, dict[str, dict[str, float]]]
+NOT_GATED = "not gated"
+"""How a baseline marks a metric it deliberately does not check (followed by ``: <why>``)."""
+
+Floors = dict[str, dict[str, dict[str, float | str]]]
 
 
 def load_baseline(path: Path | str = DEFAULT_BASELINE) -> Floors:
@@ -60,20 +66,31 @@ def load_baseline(path: Path | str = DEFAULT_BASELINE) -> Floors:
         if not isinstance(buckets, dict):
             raise BaselineError(f"{path}: floors.{arm} must map buckets to metrics")
         for bucket, metrics in buckets.items():
-            if not isinstance(metrics, dict) or not all(
-                isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in metrics.values()
-            ):
-                raise BaselineError(f"{path}: floors.{arm}.{bucket} must map metrics to [0, 1]")
+            if not isinstance(metrics, dict) or not all(_valid_floor(v) for v in metrics.values()):
+                raise BaselineError(
+                    f"{path}: floors.{arm}.{bucket} must map metrics to (0, 1] or to "
+                    f"'{NOT_GATED}: <why>' (a floor of 0 cannot fail)"
+                )
     return floors
 
 
-def check_floors(report: RetrievalReport, floors: Floors) -> list[Breach]:
+def _valid_floor(value: object) -> bool:
+    if isinstance(value, str):
+        return value.startswith(f"{NOT_GATED}:") and bool(value[len(NOT_GATED) + 1 :].strip())
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 < value <= 1.0
+
+
+def check_floors(
+    report: RetrievalReport, floors: Mapping[str, Mapping[str, Mapping[str, float | str]]]
+) -> list[Breach]:
     """Every floor the report falls below, in the baseline's order."""
     breaches: list[Breach] = []
     for arm, buckets in floors.items():
         for bucket, metrics in buckets.items():
             measured = report.metrics.get(arm, {}).get(bucket, {})
             for metric, floor in metrics.items():
+                if isinstance(floor, str):  # "not gated: <why>"
+                    continue
                 value = measured.get(metric)
                 # Means are rounded to 4 places; compare at that precision.
                 if value is None or round(value, 4) < round(float(floor), 4):
@@ -82,7 +99,9 @@ def check_floors(report: RetrievalReport, floors: Floors) -> list[Breach]:
 
 
 def suggest_floors(report: RetrievalReport, margin: float = MARGIN) -> Floors:
-    """Floors a little below this run (rounded down to 2 places): a proposal to review."""
+    """Floors a little below this run (rounded down to 2 places): a proposal to review. A
+    metric within its slack of 0 gets ``not gated`` with the figure, for a person to explain
+    or to gate some other way."""
     floors: Floors = {}
     for arm, buckets in report.metrics.items():
         for bucket, metrics in buckets.items():
@@ -91,8 +110,11 @@ def suggest_floors(report: RetrievalReport, margin: float = MARGIN) -> Floors:
                 if metric == "n":
                     continue
                 slack = 0.0 if metric in STRICT_METRICS else max(margin, one_query)
-                floor = max(0.0, math.floor((value - slack) * 100 + 1e-9) / 100)
-                floors.setdefault(arm, {}).setdefault(bucket, {})[metric] = floor
+                floor = math.floor((value - slack) * 100 + 1e-9) / 100
+                suggested: float | str = (
+                    floor if floor > 0 else f"{NOT_GATED}: measured {value:.4f}, no floor can fail"
+                )
+                floors.setdefault(arm, {}).setdefault(bucket, {})[metric] = suggested
     return floors
 
 

@@ -24,6 +24,7 @@ BUCKETS = (
     "temporal",
     "negative",
     "thread",
+    "mixed-language",
 )
 DATA = Path(__file__).parent / "data"
 DEFAULT_GOLDEN = DATA / "golden.yaml"
@@ -65,8 +66,9 @@ class GoldenDoc:
 class GoldenQuery:
     """One query, the documents that answer it (binary relevance) and why.
 
-    ``tempting`` names documents that must lose: the external decoys of ``trusted-only`` and the
-    older, outdated facts of ``temporal``.
+    ``tempting`` names documents that must lose: the external decoys of ``trusted-only``, the
+    older, outdated facts of ``temporal`` and the same-language distractors of
+    ``mixed-language``.
     """
 
     id: str
@@ -210,6 +212,8 @@ def _check_references(golden: GoldenSet, query: GoldenQuery, where: str) -> None
             raise GoldenSetError(f"{where}.relevant: trusted-only answers must be trusted")
         if any(golden.trust_of(d) != "external" for d in query.tempting):
             raise GoldenSetError(f"{where}.tempting: trusted-only decoys must be external")
+    if query.bucket == "mixed-language" and not query.tempting:
+        raise GoldenSetError(f"{where}.tempting: mixed-language needs a same-language distractor")
     if query.bucket == "temporal":
         if not query.tempting:
             raise GoldenSetError(f"{where}.tempting: temporal needs the outdated fact")

@@ -11,6 +11,10 @@ add ``trust_tier: trusted``. Per bucket, besides the ranking metrics:
   (they have no relevant document, so they are left out of every ranking average);
 - ``trusted-only``: ``clean``, the share whose results hold no external memory at all;
 - ``temporal``: ``newer_first``, the share where the newer fact ranks above every outdated one;
+- ``mixed-language``: ``over_distractor``, the share where the answer (in the other language)
+  ranks above the same-language distractor (the ``newer_first`` rule with the distractor as
+  the one that must lose), and ``calibrated``, the share where confidence is not ``high``
+  unless the top result is relevant;
 - ``pinned-vs-recall``: ``pinned_lane``, the share whose relevant ``always`` documents are all
   in ``load_pinned(trust_tier=trusted)`` and whose ``on_recall`` ones are not.
 
@@ -124,6 +128,11 @@ def score_query(query: GoldenQuery, outcome: Outcome, pinned_lane: bool | None) 
         scores["newer_first"] = float(newer_first)
     elif query.bucket == "pinned-vs-recall":
         scores["pinned_lane"] = float(bool(pinned_lane))
+    elif query.bucket == "mixed-language":
+        scores["over_distractor"] = float(
+            is_newer_first(outcome.ranked, query.relevant, query.tempting)
+        )
+        scores["calibrated"] = float(outcome.confidence != "high" or scores["p@1"] == 1.0)
     return scores
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from kioku.storage.records import ScoredId
 
@@ -36,9 +36,16 @@ def fuse_rrf(
 
 
 def fuse_weighted(
-    legs: Mapping[str, Sequence[ScoredId]], weights: Mapping[str, float]
+    legs: Mapping[str, Sequence[ScoredId]],
+    weights: Mapping[str, float],
+    blind: Mapping[str, Collection[str]] | None = None,
 ) -> dict[str, float]:
-    """Weighted sum of min-max normalised scores (a missing leg contributes 0)."""
+    """Weighted sum of min-max normalised scores (a missing leg contributes 0).
+
+    ``blind`` names, per leg, memories that leg could not have found whatever they say (the
+    lexical leg and a memory in another language than the query): such a leg abstains on
+    them instead of voting 0, and the legs that could see the memory carry the whole weight.
+    """
     fused: dict[str, float] = {}
     for leg, hits in legs.items():
         if not hits:
@@ -50,4 +57,13 @@ def fuse_weighted(
         for hit in hits:
             normalised = (hit.score - low) / span if span > 0 else 1.0
             fused[hit.memory_id] = fused.get(hit.memory_id, 0.0) + weight * normalised
+    total = sum(weights.get(leg, 1.0) for leg in legs)
+    unseen: dict[str, float] = {}
+    for leg, memory_ids in (blind or {}).items():
+        if leg in legs:
+            for memory_id in memory_ids:
+                unseen[memory_id] = unseen.get(memory_id, 0.0) + weights.get(leg, 1.0)
+    for memory_id, weight in unseen.items():
+        if memory_id in fused and weight < total:
+            fused[memory_id] *= total / (total - weight)
     return fused

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from kioku.embeddings.base import Embedder
 from kioku.models import (
     RecallHit,
@@ -26,6 +28,7 @@ from kioku.service.filters import memory_filter
 from kioku.service.graph import Associations
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
+from kioku.service.recall_languages import language_view
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
 from kioku.storage.records import ContextRow, MemoryFilter, ScoredId
@@ -86,7 +89,10 @@ class RecallService:
         hits = ranking.hits(self.store, ranking.ranked[: request.k])
         top = hits[0].score_breakdown if hits else None
         confidence = judge_confidence(
-            top.lexical_rank if top else None, top.vector_rank if top else None, len(ranking.ran)
+            top.lexical_rank if top else None,
+            top.vector_rank if top else None,
+            len(ranking.ran),
+            crossed=ranking.crossed,
         )
         related = []
         if request.include_related and hits:
@@ -118,11 +124,16 @@ class RecallService:
         depth = max(request.k * self.fetch_factor, MIN_LEG_DEPTH)
         config = SearchConfig.model_validate(scope[0].search_config)
 
-        ran = self._run_legs(scope, request, flt, depth, legs)
-        ranking = Ranking(ws=ws, flt=flt, depth=depth, ran=ran)
-        weights = {"lexical": config.lexical_weight, "vector": config.vector_weight}
+        ran, query_vector = self._run_legs(scope, request, flt, depth, legs)
+        view = language_view(self.store, self.embedder, ws, request.query, query_vector, ran)
+        ran = view.ran
+        ranking = Ranking(ws=ws, flt=flt, depth=depth, ran=ran, crossed=view.crossed)
+        weights = {
+            "lexical": config.lexical_weight * view.scale.get("lexical", 1.0),
+            "vector": config.vector_weight * view.scale.get("vector", 1.0),
+        }
         if config.fusion == "weighted":
-            ranking.fused = fuse_weighted(ran, weights)
+            ranking.fused = fuse_weighted(ran, weights, view.blind)
         else:
             ranking.fused = fuse_rrf(ran, weights, config.rrf_k)
         if not ranking.fused:
@@ -174,24 +185,25 @@ class RecallService:
         flt: MemoryFilter,
         depth: int,
         legs: tuple[str, ...],
-    ) -> dict[str, list[ScoredId]]:
-        """Each requested leg's ranked candidates, lexical first."""
+    ) -> tuple[dict[str, list[ScoredId]], np.ndarray | None]:
+        """Each requested leg's ranked candidates, lexical first, and the query's vector (when
+        the vector leg ran)."""
         ws = scope[0].workspace_id
         context_ids = [row.id for row in scope]
         ran: dict[str, list[ScoredId]] = {}
         vector_contexts = self._vector_contexts(scope)
         vector_leg: Future[list[ScoredId]] | None = None
+        query_vector: list[np.ndarray] = []
         if "vector" in legs and self.embedder is not None and vector_contexts:
             # The vector leg (query embedding + search) runs beside the lexical leg: both
             # spend their time in native code that releases the GIL.
             embedder = self.embedder
-            vector_leg = _LEG_POOL.submit(
-                timed_leg,
-                "vector",
-                lambda: self.store.vector_search(
-                    ws, vector_contexts, embedder.embed_query(request.query), flt, depth
-                ),
-            )
+
+            def search_vectors() -> list[ScoredId]:
+                query_vector.append(embedder.embed_query(request.query))
+                return self.store.vector_search(ws, vector_contexts, query_vector[0], flt, depth)
+
+            vector_leg = _LEG_POOL.submit(timed_leg, "vector", search_vectors)
         if "lexical" in legs:
             ran["lexical"] = timed_leg(
                 "lexical",
@@ -201,7 +213,7 @@ class RecallService:
             )
         if vector_leg is not None:
             ran["vector"] = vector_leg.result()
-        return ran
+        return ran, query_vector[0] if query_vector else None
 
     def _vector_contexts(self, scope: list[ContextRow]) -> list[str]:
         """Contexts whose stored vectors come from the embedder we can embed the query with."""
@@ -232,6 +244,8 @@ class Ranking:
     depth: int
     """How deep each leg looked: a leg that returned this many may have had more."""
     ran: dict[str, list[ScoredId]]
+    crossed: bool = False
+    """The legs disagree across languages (``recall_languages``): no ``high`` confidence."""
     fused: dict[str, float] = field(default_factory=dict)
     factors: dict[str, float] = field(default_factory=dict)
     graph_factors: dict[str, float] = field(default_factory=dict)

@@ -102,6 +102,13 @@ class Store(
         """Re-ranking inputs for candidates, without loading their text."""
         ...
 
+    def text_heads(
+        self, workspace_id: str, memory_ids: Sequence[str], chars: int
+    ) -> dict[str, str]:
+        """The first ``chars`` characters of each memory's summary and of its content, joined
+        by a newline: enough to tell a memory's language without loading up to 1 MiB each."""
+        ...
+
     def update_memory(
         self, workspace_id: str, memory_id: str, changes: MemoryChanges, now: datetime
     ) -> MemoryRow | None:

@@ -296,6 +296,17 @@ class PostgresStore(
             ).fetchall()
         return {row["id"]: memory_from_row(row) for row in rows}
 
+    def text_heads(
+        self, workspace_id: str, memory_ids: Sequence[str], chars: int
+    ) -> dict[str, str]:
+        with self.db.transaction(workspace_id) as conn:
+            rows = conn.execute(
+                "SELECT id, left(summary, %s) || E'\\n' || left(content, %s) AS head "
+                "FROM memories WHERE workspace_id = %s AND id = ANY(%s)",
+                (chars, chars, workspace_id, list(memory_ids)),
+            ).fetchall()
+        return {row["id"]: row["head"] for row in rows}
+
     def ranking_signals(
         self, workspace_id: str, memory_ids: Sequence[str]
     ) -> dict[str, RankingSignals]:

@@ -315,6 +315,20 @@ class SQLiteStore(
                 found[row["id"]] = memory_from_row(row)
         return found
 
+    def text_heads(
+        self, workspace_id: str, memory_ids: Sequence[str], chars: int
+    ) -> dict[str, str]:
+        found: dict[str, str] = {}
+        conn = self.db.connection()
+        for chunk in chunked(list(memory_ids)):
+            rows = conn.execute(
+                "SELECT id, substr(summary, 1, ?) || char(10) || substr(content, 1, ?) "
+                f"FROM memories WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
+                (chars, chars, workspace_id, *chunk),
+            ).fetchall()
+            found.update((row[0], row[1]) for row in rows)
+        return found
+
     def ranking_signals(
         self, workspace_id: str, memory_ids: Sequence[str]
     ) -> dict[str, RankingSignals]:
