@@ -11,6 +11,8 @@ add ``trust_tier: trusted``. Per bucket, besides the ranking metrics:
   (they have no relevant document, so they are left out of every ranking average);
 - ``trusted-only``: ``clean``, the share whose results hold no external memory at all;
 - ``temporal``: ``newer_first``, the share where the newer fact ranks above every outdated one;
+- ``newer-first``: ``wanted_first``, the share where the version of a fact the query asks for
+  (the newer one, or the older one when it asks about the past) ranks above the other version;
 - ``pinned-vs-recall``: ``pinned_lane``, the share whose relevant ``always`` documents are all
   in ``load_pinned(trust_tier=trusted)`` and whose ``on_recall`` ones are not.
 
@@ -122,6 +124,9 @@ def score_query(query: GoldenQuery, outcome: Outcome, pinned_lane: bool | None) 
     elif query.bucket == "temporal":
         newer_first = is_newer_first(outcome.ranked, query.relevant, query.tempting)
         scores["newer_first"] = float(newer_first)
+    elif query.bucket == "newer-first":
+        wanted_first = is_newer_first(outcome.ranked, query.relevant, query.tempting)
+        scores["wanted_first"] = float(wanted_first)
     elif query.bucket == "pinned-vs-recall":
         scores["pinned_lane"] = float(bool(pinned_lane))
     return scores

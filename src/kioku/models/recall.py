@@ -80,6 +80,12 @@ class ScoreBreakdown(BaseModel):
     graph: float | None = Field(
         default=None, description="Graph boost factor (only when the context turns it on)."
     )
+    newer_first: float | None = Field(
+        default=None,
+        description="Factor of the newer-fact-first stage, only on a result it moved: this "
+        "result and another top result of its context are two versions of one fact, and the "
+        "newer was put first (the older, for a question about the past). Above 1: moved up.",
+    )
 
 
 class RecallHit(Memory):

@@ -33,6 +33,7 @@ from kioku.storage.records import (
     RankingSignals,
     ScoredId,
     StateRow,
+    VersionSignals,
     WorkspaceRow,
 )
 from kioku.storage.sleep_store import SleepStore
@@ -145,6 +146,13 @@ class Store(SleepStore, ConnectorStore, Protocol):
         self, workspace_id: str, memory_ids: Sequence[str]
     ) -> dict[str, RankingSignals]:
         """Re-ranking inputs for candidates, without loading their text."""
+        ...
+
+    def version_signals(
+        self, workspace_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, VersionSignals]:
+        """Context, creation time, summary and stored vector of a few top candidates (the
+        newer-fact-first stage of recall); never the content."""
         ...
 
     def update_memory(
