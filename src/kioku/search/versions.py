@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
 import numpy as np
 
@@ -46,14 +47,18 @@ REFERENCE_FLOOR = 0.82
 MIN_OVERLAP = 0.1
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Candidate:
     memory_id: str
     place: int
     score: float
     signals: VersionSignals
     unit: np.ndarray
-    tokens: frozenset[str]
+
+    @cached_property
+    def tokens(self) -> frozenset[str]:
+        """The summary's tokens, made only for a pair whose vectors already qualify."""
+        return frozenset(tokenize(self.signals.summary))
 
 
 def version_window(ranked: Sequence[tuple[float, str]]) -> list[str]:
@@ -100,8 +105,7 @@ def _candidates(
         norm = float(np.linalg.norm(row.vector))
         if norm == 0:
             continue
-        tokens = frozenset(tokenize(row.summary))
-        found.append(_Candidate(memory_id, place, score, row, row.vector / norm, tokens))
+        found.append(_Candidate(memory_id, place, score, row, row.vector / norm))
     return found
 
 
@@ -117,11 +121,10 @@ def _groups(candidates: list[_Candidate]) -> list[list[_Candidate]]:
 
     for same_dim in _by_dimension(candidates):
         units = np.stack([candidates[i].unit for i in same_dim])
-        cosines = units @ units.T
-        for x, i in enumerate(same_dim):
-            for y in range(x + 1, len(same_dim)):
-                if _versions(candidates[i], candidates[same_dim[y]], cosines, x, y):
-                    parent[root(same_dim[y])] = root(i)
+        for x, y in _close_pairs(units @ units.T):
+            a, b = candidates[same_dim[x]], candidates[same_dim[y]]
+            if _versions(a, b):
+                parent[root(same_dim[y])] = root(same_dim[x])
     members: dict[int, list[_Candidate]] = {}
     for i, candidate in enumerate(candidates):
         members.setdefault(root(i), []).append(candidate)
@@ -136,16 +139,31 @@ def _by_dimension(candidates: list[_Candidate]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _versions(a: _Candidate, b: _Candidate, cosines: np.ndarray, x: int, y: int) -> bool:
-    """Two versions of one fact (see the module docstring); ``x``, ``y``: their rows in
-    ``cosines``, the cosine matrix of the window's candidates of their dimension."""
+def _close_pairs(cosines: np.ndarray) -> list[tuple[int, int]]:
+    """The pairs (row indexes) whose cosine stands out: at least ``MIN_MARGIN`` above the median
+    cosine between the two and every other row (never below ``REFERENCE_FLOOR``)."""
+    n = len(cosines)
+    first, second = np.triu_indices(n, 1)
+    if n > 2:
+        columns = np.arange(n)
+        others = (columns[None, :] != first[:, None]) & (columns[None, :] != second[:, None])
+        shape = (len(first), n - 2)
+        around = np.concatenate(
+            [cosines[first][others].reshape(shape), cosines[second][others].reshape(shape)], axis=1
+        )
+        typical = np.maximum(np.median(around, axis=1), REFERENCE_FLOOR)
+    else:
+        typical = np.full(len(first), REFERENCE_FLOOR)
+    close = cosines[first, second] >= typical + MIN_MARGIN
+    return [(int(x), int(y)) for x, y in zip(first[close], second[close], strict=True)]
+
+
+def _versions(a: _Candidate, b: _Candidate) -> bool:
+    """Two candidates whose vectors stand out together are versions of one fact when they are
+    of one context, written apart, and name the same subject (see the module docstring)."""
     if a.signals.context_id != b.signals.context_id:
         return False
     if abs(a.signals.created_at - b.signals.created_at) < MIN_GAP:
         return False  # written together (one batch, one import): neither is the update
-    others = [k for k in range(len(cosines)) if k not in (x, y)]
-    typical = float(np.median(cosines[[x, y]][:, others])) if others else REFERENCE_FLOOR
-    if float(cosines[x, y]) < max(typical, REFERENCE_FLOOR) + MIN_MARGIN:
-        return False
     union = len(a.tokens | b.tokens)
     return union > 0 and len(a.tokens & b.tokens) / union >= MIN_OVERLAP
