@@ -370,7 +370,9 @@ def test_routine_decay_is_one_line_not_one_per_edge(
 ) -> None:
     for summary in ("Alice drinks tea", "Alice drinks green tea", "Bob drinks coffee"):
         add(owner, "default", summary=summary)
-    for query in ("alice tea", "drinks", "tea coffee"):  # co-retrieval makes Hebbian edges
+    # Co-retrieval makes Hebbian edges between results that stand (each at least half the
+    # top score): these three queries link each pair.
+    for query in ("alice drinks tea", "drinks", "drinks green tea coffee"):
         secured.recall.recall(owner_principal, "default", RecallRequest(query=query))
     clock.advance(seconds=3600)  # an hour unused: each edge decays a little
     run = owner.post("/ui/contexts/default/sleep", {"mode": "edges_only"}).headers["location"]

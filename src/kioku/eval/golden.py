@@ -25,6 +25,7 @@ BUCKETS = (
     "negative",
     "thread",
     "mixed-language",
+    "newer-first",
 )
 DATA = Path(__file__).parent / "data"
 DEFAULT_GOLDEN = DATA / "golden.yaml"
@@ -67,8 +68,9 @@ class GoldenQuery:
     """One query, the documents that answer it (binary relevance) and why.
 
     ``tempting`` names documents that must lose: the external decoys of ``trusted-only``, the
-    older, outdated facts of ``temporal`` and the same-language distractors of
-    ``mixed-language``.
+    older, outdated facts of ``temporal``, the same-language distractors of
+    ``mixed-language``, and in ``newer-first`` the other version of the fact (the older one,
+    or the newer one when the query asks about the past).
     """
 
     id: str
@@ -222,6 +224,21 @@ def _check_references(golden: GoldenSet, query: GoldenQuery, where: str) -> None
             raise GoldenSetError(
                 f"{where}: a temporal answer must be newer than its tempting facts"
             )
+    if query.bucket == "newer-first":
+        _check_versions(golden, query, where)
+
+
+def _check_versions(golden: GoldenSet, query: GoldenQuery, where: str) -> None:
+    """``newer-first``: the wanted version and the other one(s) are of one context, written
+    on different days."""
+    if not query.tempting:
+        raise GoldenSetError(f"{where}.tempting: newer-first needs the other version")
+    docs = [golden.doc(d) for d in (*query.relevant, *query.tempting)]
+    if len({doc.context for doc in docs}) != 1:
+        raise GoldenSetError(f"{where}: newer-first versions must share one context")
+    ages = {golden.doc(d).age_days for d in query.relevant}
+    if ages & {golden.doc(d).age_days for d in query.tempting}:
+        raise GoldenSetError(f"{where}: newer-first versions must differ in age_days")
 
 
 # ---------------------------------------------------------------- field readers

@@ -16,6 +16,7 @@ CHECKS = {
     "negative": "abstain",
     "trusted-only": "clean",
     "temporal": "newer_first",
+    "newer-first": "wanted_first",
     "pinned-vs-recall": "pinned_lane",
 }
 """Each bucket's own check, shown beside the ranking metrics."""

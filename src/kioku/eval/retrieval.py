@@ -15,6 +15,8 @@ add ``trust_tier: trusted``. Per bucket, besides the ranking metrics:
   ranks above the same-language distractor (the ``newer_first`` rule with the distractor as
   the one that must lose), and ``calibrated``, the share where confidence is not ``high``
   unless the top result is relevant;
+- ``newer-first``: ``wanted_first``, the share where the version of a fact the query asks for
+  (the newer one, or the older one when it asks about the past) ranks above the other version;
 - ``pinned-vs-recall``: ``pinned_lane``, the share whose relevant ``always`` documents are all
   in ``load_pinned(trust_tier=trusted)`` and whose ``on_recall`` ones are not.
 
@@ -126,6 +128,9 @@ def score_query(query: GoldenQuery, outcome: Outcome, pinned_lane: bool | None) 
     elif query.bucket == "temporal":
         newer_first = is_newer_first(outcome.ranked, query.relevant, query.tempting)
         scores["newer_first"] = float(newer_first)
+    elif query.bucket == "newer-first":
+        wanted_first = is_newer_first(outcome.ranked, query.relevant, query.tempting)
+        scores["wanted_first"] = float(wanted_first)
     elif query.bucket == "pinned-vs-recall":
         scores["pinned_lane"] = float(bool(pinned_lane))
     elif query.bucket == "mixed-language":

@@ -85,6 +85,12 @@ class ScoreBreakdown(BaseModel):
         description="Score added by the memory's thread neighbours (only when it has some "
         "among the candidates).",
     )
+    newer_first: float | None = Field(
+        default=None,
+        description="Factor of the newer-fact-first stage, only on a result it moved: this "
+        "result and another top result of its context are two versions of one fact, and the "
+        "newer was put first (the older, for a question about the past). Above 1: moved up.",
+    )
 
 
 class RecallHit(Memory):

@@ -4,7 +4,11 @@ Learning rules (all bounded, weights stay in (0, 1]):
 
 - **co-recall**: after each ``recall`` the top ``co_recall_top`` results (default 3) of each
   context strengthen their pairwise edges, ``w ← w + η·(1 − w)`` with ``η = recall_rate``
-  (0.1): a new edge starts at 0.1, ten co-recalls take it to 0.65.
+  (0.1): a new edge starts at 0.1, ten co-recalls take it to 0.65. Only results the ranking
+  stood behind take part (``stood_behind``, ``search/standing.py``): none when the recall's
+  confidence is ``low`` or ``none``, and otherwise those scoring at least ``co_recall_floor``
+  (0.5) of the top result's score, so a filler result that merely completes the top 3 is
+  never linked.
 - **feedback**: helpful feedback on memory *m* for query *q* strengthens *m*'s edges to the
   other memories found helpful for exactly *q* in that context (``η = feedback_rate``, 0.2);
   unhelpful feedback on *m* for *q* weakens those same edges, ``w ← w·(1 − η)``
@@ -30,6 +34,8 @@ from itertools import combinations
 from kioku.clock import Clock, system_clock
 from kioku.errors import InvalidInputError, NotFoundError
 from kioku.models import ExploreResult, MemoryEdge, Neighbour, RecallFilters
+from kioku.search.standing import FLOOR as STANDING_FLOOR
+from kioku.search.standing import stands
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
 from kioku.service.guard import operation
@@ -54,12 +60,32 @@ class GraphSettings:
 
     learn: bool = True
     co_recall_top: int = 3
+    co_recall_floor: float = STANDING_FLOOR
+    """A result co-learns only at this share of the top result's score or more."""
+    co_recall_confident: bool = True
+    """Co-recall learns nothing from a recall whose confidence is ``low`` or ``none``."""
     recall_rate: float = 0.1
     feedback_rate: float = 0.2
     weaken_rate: float = 0.2
     floor: float = 0.05
     declared_weight: float = 0.5
     co_helpful_limit: int = 20
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One result of a recall, as co-recall learning reads it."""
+
+    memory_id: str
+    context_id: str
+    score: float
+
+
+def stood_behind(ranked: Sequence[Recalled], floor: float) -> list[Recalled]:
+    """The results (best first) the ranking stands behind (``search/standing.py``)."""
+    if not ranked:
+        return []
+    return [result for result in ranked if stands(result.score, ranked[0].score, floor)]
 
 
 @dataclass(frozen=True)
@@ -154,15 +180,21 @@ class Associations:
 
     # ------------------------------------------------------------ learning
 
-    def learn_from_recall(self, workspace_id: str, ranked: Sequence[tuple[str, str]]) -> None:
-        """Strengthen the pairwise edges of the top results, per context.
+    def learn_from_recall(
+        self, workspace_id: str, ranked: Sequence[Recalled], confidence: str
+    ) -> None:
+        """Strengthen the pairwise edges of the top results the ranking stood behind, per
+        context.
 
-        ``ranked``: (memory_id, context_id) best first. A failure here is logged, never raised:
-        the recall's answer matters more than what the graph learns from it.
+        ``ranked``: the results best first; ``confidence``: the recall's. A failure here is
+        logged, never raised: the recall's answer matters more than what the graph learns.
         """
         if not self.settings.learn:
             return
-        top = ranked[: self.settings.co_recall_top]
+        if self.settings.co_recall_confident and confidence in ("low", "none"):
+            return
+        stood = stood_behind(ranked[: self.settings.co_recall_top], self.settings.co_recall_floor)
+        top = [(result.memory_id, result.context_id) for result in stood]
         by_context: dict[str, list[str]] = {}
         for memory_id, context_id in top:
             by_context.setdefault(context_id, []).append(memory_id)
@@ -280,6 +312,27 @@ class Associations:
             )
             for edge in edges[:MAX_EDGES_SHOWN]
         ]
+
+    def related(
+        self,
+        workspace_id: str,
+        results: Sequence[Recalled],
+        flt: MemoryFilter,
+        *,
+        min_weight: float,
+        limit: int,
+    ) -> list[Neighbour]:
+        """``recall(include_related=true)``: direct neighbours of the results the ranking stood
+        behind (``stood_behind``), never a result itself. A filler result (one that scored
+        far below the top) brings no neighbours of its own topic into the answer."""
+        seeds = [r.memory_id for r in stood_behind(results, self.settings.co_recall_floor)]
+        if not seeds:
+            return []
+        others = [r.memory_id for r in results if r.memory_id not in seeds]
+        return self.neighbours(
+            workspace_id, seeds, flt, depth=1, min_weight=min_weight, limit=limit,
+            exclude=others,
+        )  # fmt: skip
 
     def neighbours(
         self,

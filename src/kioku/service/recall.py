@@ -19,13 +19,15 @@ from kioku.models import (
 )
 from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
+from kioku.search.past import query_tense
 from kioku.search.rerank import rerank_factor
 from kioku.search.threads import thread_bonus, with_bonus
 from kioku.search.tokenize import tokenize
+from kioku.search.versions import order_versions, version_window
 from kioku.service import telemetry
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
-from kioku.service.graph import Associations
+from kioku.service.graph import Associations, Recalled
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.recall_languages import language_view
@@ -94,13 +96,13 @@ class RecallService:
             len(ranking.ran),
             crossed=ranking.crossed,
         )
+        recalled = [recalled_as(hit) for hit in hits]
         related = []
         if request.include_related and hits:
-            seeds = [hit.id for hit in hits]
-            related = self.graph.neighbours(
-                ws, seeds, ranking.flt, depth=1, min_weight=RELATED_MIN_WEIGHT, limit=request.k
+            related = self.graph.related(
+                ws, recalled, ranking.flt, min_weight=RELATED_MIN_WEIGHT, limit=request.k
             )
-        self.graph.learn_from_recall(ws, [(hit.id, hit.context_id) for hit in hits])
+        self.graph.learn_from_recall(ws, recalled, confidence)
         return RecallResult(
             results=hits, confidence=confidence, legs=list(ranking.ran), related=related
         )
@@ -160,6 +162,11 @@ class RecallService:
             ranked, ranking.graph_factors = self.graph.boost(
                 ws, ranked, config.graph_boost, trusted_only=flt.trust_tier == "trusted"
             )
+        tense = query_tense(request.query)
+        if rerank and tense != "either":  # newer fact first (older, asked about the past)
+            versions = self.store.version_signals(ws, version_window(ranked))
+            past = tense == "past"
+            ranked, ranking.version_factors = order_versions(ranked, versions, past=past)
         ranking.ranked = ranked
         return ranking
 
@@ -251,6 +258,8 @@ class Ranking:
     graph_factors: dict[str, float] = field(default_factory=dict)
     thread_bonus: dict[str, float] = field(default_factory=dict)
     """What thread neighbours added to each score (a memory no leg found has only this)."""
+    version_factors: dict[str, float] = field(default_factory=dict)
+    """Only the results the newer-fact-first stage moved (``search/versions.py``)."""
     ranked: list[tuple[float, str]] = field(default_factory=list)
 
     def leg_rank(self, leg: str) -> dict[str, tuple[int, float]]:
@@ -280,6 +289,7 @@ class Ranking:
                 rerank=round(self.factors.get(memory_id, 1.0), 6),
                 graph=round(self.graph_factors[memory_id], 6) if self.graph_factors else None,
                 thread=_rounded(self.thread_bonus.get(memory_id)),
+                newer_first=_rounded(self.version_factors.get(memory_id)),
             )
             hits.append(
                 RecallHit(
@@ -289,3 +299,12 @@ class Ranking:
                 )
             )
         return hits
+
+
+def _rounded(factor: float | None) -> float | None:
+    return None if factor is None else round(factor, 6)
+
+
+def recalled_as(hit: RecallHit) -> Recalled:
+    """A result as the graph reads it: where it lives and its score."""
+    return Recalled(hit.id, hit.context_id, hit.score)

@@ -25,6 +25,7 @@ from kioku.storage.records import (
     NewMemory,
     RankingSignals,
     ScoredId,
+    VersionSignals,
     WorkspaceRow,
 )
 from kioku.storage.shared.connectors import ConnectorStore
@@ -107,6 +108,13 @@ class Store(
     ) -> dict[str, str]:
         """The first ``chars`` characters of each memory's summary and of its content, joined
         by a newline: enough to tell a memory's language without loading up to 1 MiB each."""
+        ...
+
+    def version_signals(
+        self, workspace_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, VersionSignals]:
+        """Context, creation time, summary and stored vector of a few top candidates (the
+        newer-fact-first stage of recall); never the content."""
         ...
 
     def update_memory(

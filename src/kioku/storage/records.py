@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class WorkspaceRow:
@@ -170,6 +172,17 @@ class RankingSignals:
     """Feedback events that called this memory helpful..."""
     unhelpful: int = 0
     """...and unhelpful (both kept: contradictory events are not resolved away)."""
+
+
+@dataclass(frozen=True)
+class VersionSignals:
+    """What the newer-fact-first stage reads about a top candidate: where it lives, when it
+    was written, its summary and its stored vector (``None`` before it is embedded)."""
+
+    context_id: str
+    created_at: datetime
+    summary: str
+    vector: np.ndarray | None
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,8 @@ from kioku.storage.postgres.codec import encode_tsquery, encode_vector, lexeme
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.embeddings import vector_index_exists
 from kioku.storage.postgres.filters import filter_sql
-from kioku.storage.records import MemoryFilter, ScoredId
+from kioku.storage.postgres.transfer import _decode_vector
+from kioku.storage.records import MemoryFilter, ScoredId, VersionSignals
 
 K1 = 1.2
 B = 0.75
@@ -176,6 +177,27 @@ class PostgresSearchLane:
                     (vector, *scope_params, limit),
                 ).fetchall()
         return [ScoredId(row["id"], 1.0 - float(row["distance"])) for row in rows]
+
+    def version_signals(
+        self, workspace_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, VersionSignals]:
+        if not memory_ids:
+            return {}
+        with self.db.transaction(workspace_id) as conn:
+            rows = conn.execute(
+                "SELECT id, context_id, created_at, summary, vector_send(embedding) AS vector "
+                "FROM memories WHERE workspace_id = %s AND id = ANY(%s)",
+                (workspace_id, list(memory_ids)),
+            ).fetchall()
+        return {
+            row["id"]: VersionSignals(
+                row["context_id"],
+                row["created_at"],
+                row["summary"],
+                None if row["vector"] is None else _decode_vector(row["vector"]),
+            )
+            for row in rows
+        }
 
     @staticmethod
     def _scope_is_large(conn: Connection[DictRow], scope: sql.SQL, params: list[Any]) -> bool:

@@ -13,10 +13,16 @@ from kioku.storage.records import (
     EmbeddingQueue,
     MemoryFilter,
     ScoredId,
+    VersionSignals,
     embedding_text,
 )
 from kioku.storage.sqlite.bm25 import DocumentFrequencies, rank_rows
-from kioku.storage.sqlite.codec import decode_time, decode_vector, encode_vector
+from kioku.storage.sqlite.codec import (
+    decode_required_time,
+    decode_time,
+    decode_vector,
+    encode_vector,
+)
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.lexical import is_missing_table, lexical_table
@@ -103,6 +109,23 @@ class SQLiteVectorLane:
             hits.extend(self._superseded_hits(workspace_id, allowed, query))
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return [ScoredId(memory_id, score) for memory_id, score in hits[:limit]]
+
+    def version_signals(
+        self, workspace_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, VersionSignals]:
+        found: dict[str, VersionSignals] = {}
+        conn = self.db.connection()
+        for chunk in chunked(list(memory_ids)):
+            for memory_id, context_id, created_at, summary, blob in conn.execute(
+                "SELECT id, context_id, created_at, summary, embedding FROM memories "
+                f"WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
+                (workspace_id, *chunk),
+            ):
+                vector = None if blob is None else decode_vector(blob)
+                found[memory_id] = VersionSignals(
+                    context_id, decode_required_time(created_at), summary, vector
+                )
+        return found
 
     def build_vector_graph(self, workspace_id: str, context_id: str) -> bool:
         """Build a large context's HNSW graph now rather than in the background on its first
