@@ -128,7 +128,7 @@ class Settings(BaseSettings):
     """Past this, recall answers in the fused order (and says ``timeout``)."""
     reranker_top_n: int = Field(default=30, ge=2, le=200)
     """How many of the fused order's first candidates the reranker reorders."""
-    reranker_weight: float = Field(default=0.5, ge=0, le=1)
+    reranker_weight: float = Field(default=0.25, ge=0, le=1)
     """The reranker's share of the rank blend: 0 keeps the fused order, 1 takes its order."""
     reranker_max_chars: int = Field(default=2000, ge=1, le=100_000)
     """Characters of each candidate (summary, then content) sent to the reranker."""

@@ -29,6 +29,7 @@ from kioku.api import create_app
 from kioku.embeddings.fake import FakeEmbedder
 from kioku.rerankers import blend_head
 from kioku.runtime import open_runtime
+from kioku.settings import Settings
 from tests.conftest import SyncASGIClient, make_settings, portal_client
 from tests.local_http import serving
 
@@ -42,6 +43,8 @@ ENGLISH = [
     "Database backups of staging run nightly at two",
     "Alice drinks green tea every morning",
     "The staging web server was rebooted on Friday after the port scan",
+    "Runbook: when the staging database port changes, update the staging database port in "
+    "every service config, restart the staging database proxy, and tell the on-call team",
 ]
 JAPANESE = [
     "ステージングのデータベースは5433番ポートで待ち受け、本番のデータベースは5432番ポートで"
@@ -195,10 +198,9 @@ def test_the_default_weight_blends_the_two_orders(tmp_path: Path, rerank_url: st
         fused = summaries(recall(client, query))
         Reranking.mode = "tei"
         blended = summaries(recall(client, query))
-    order = blend_head([relevance(query, text) for text in fused], 0.5)
-    assert blended == [fused[i] for i in order]
-    model_first = max(fused, key=lambda text: relevance(query, text))
-    assert blended != fused and blended[0] in (fused[0], model_first)
+    default = Settings.model_fields["reranker_weight"].default
+    order = blend_head([relevance(query, text) for text in fused], default)
+    assert blended == [fused[i] for i in order] != fused
 
 
 @pytest.mark.parametrize(

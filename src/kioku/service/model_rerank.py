@@ -30,7 +30,7 @@ class ModelRerankConfig:
     """How much of the fused order the reranker sees, and how much it may change."""
 
     top_n: int = 30
-    weight: float = 0.5
+    weight: float = 0.25
     timeout_seconds: float = 1.0
     max_chars: int = 2000
 
