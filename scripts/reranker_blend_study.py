@@ -16,7 +16,7 @@ weights, exactly as recall does. LoCoMo is reported per half of the conversation
 default weight was chosen on the first half, ``CHOOSE``) and whole.
 
     HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python scripts/reranker_blend_study.py \
-        [--data ../shared/data] [--workdir /tmp/kioku-reranker-study]
+        [--data ../shared/data] [--workdir /tmp/kioku-reranker-study] [--latency 300]
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import threading
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from kioku.benchmark.data import Corpus, load_jsquad, load_locomo
@@ -137,13 +139,78 @@ def table(title: str, results: dict[str, dict[float, tuple[float, float]]], k: i
     return "\n".join(lines) + "\n"
 
 
+class Flat(BaseHTTPRequestHandler):
+    """A TEI-shaped ``/rerank`` that scores every text 0: the HTTP round trip alone."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        data = json.dumps([{"index": i, "score": 0.0} for i in range(len(body["texts"]))])
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(data.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class NoWork:
+    """A reranker that costs nothing: what the step itself adds to recall."""
+
+    name = "no-work"
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float | None]:
+        return [0.0] * len(texts)
+
+
+def latency(workdir: Path, data: Path, questions: int) -> None:
+    """Recall p50/p95 on the LoCoMo database without the step, with a reranker that costs
+    nothing, and with a TEI-shaped server on a loopback port; interleaved, one process."""
+    from kioku.benchmark.metrics import latency_summary
+    from kioku.rerankers.http import HTTPReranker
+    from kioku.service.model_rerank import ModelRerankConfig, ModelReranking
+
+    runtime = open_runtime(Settings(database_url=f"sqlite:///{workdir / 'locomo'}.db"))
+    principal = runtime.local_principal("import")
+    corpora = load_locomo(data / "locomo")
+    asked = [(c.context, q.text) for c in corpora for q in c.questions][:questions]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Flat)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/rerank"
+    try:
+        arms = {
+            "off": None,
+            "no-work reranker": ModelReranking(NoWork(), ModelRerankConfig()),
+            "loopback TEI server": ModelReranking(HTTPReranker(url), ModelRerankConfig()),
+        }
+        samples: dict[str, list[float]] = {name: [] for name in arms}
+        for round_ in range(2):  # the first round warms up and is not kept
+            for context, text in asked:
+                for name, step in arms.items():
+                    runtime.recall.model_rerank = step
+                    began = time.perf_counter()
+                    runtime.recall.recall(principal, context, RecallRequest(query=text, k=10))
+                    if round_:
+                        samples[name].append((time.perf_counter() - began) * 1000)
+    finally:
+        server.shutdown()
+        runtime.close()
+    for name, values in samples.items():
+        summary = latency_summary(values)
+        print(f"{name}: p50 {summary['p50']:.1f} ms, p95 {summary['p95']:.1f} ms")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", default="../shared/data", help="Folder of locomo/ and jsquad/.")
     parser.add_argument("--workdir", default="/tmp/kioku-reranker-study")
+    parser.add_argument("--latency", type=int, default=0, help="Time this many questions.")
     args = parser.parse_args()
     data, workdir = Path(args.data), Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    if args.latency:
+        latency(workdir, data, args.latency)
+        return
     began = time.perf_counter()
     locomo = fused_rankings(workdir, "locomo", load_locomo(data / "locomo"))
     jsquad = fused_rankings(workdir, "jsquad", [load_jsquad(data / "jsquad" / "valid-v1.3.json")])
