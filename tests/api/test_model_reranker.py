@@ -19,7 +19,6 @@ import time
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,7 +30,7 @@ from kioku.rerankers import blend_head
 from kioku.runtime import open_runtime
 from kioku.settings import Settings
 from tests.conftest import SyncASGIClient, make_settings, portal_client
-from tests.local_http import serving
+from tests.local_http import JSONHandler, serving
 
 API = "/api/v1"
 KEY = "sk-rerank-secret-4f9a2c"
@@ -66,14 +65,14 @@ def relevance(query: str, text: str) -> float:
     return len(mine & bigrams(query)) / len(mine) if mine else 0.0
 
 
-class Reranking(BaseHTTPRequestHandler):
+class Reranking(JSONHandler):
     """``POST /rerank`` in TEI's or Cohere's shape, or one of the failures in ``mode``."""
 
     mode: ClassVar[str] = "tei"
     requests: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        body = self.json_body()
         self.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
         texts = body.get("texts") or body.get("documents") or []
         scores = [relevance(body["query"], text) for text in texts]
@@ -98,13 +97,7 @@ class Reranking(BaseHTTPRequestHandler):
             status, data = replies["tei"]
         else:
             status, data = replies[self.mode]
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.end_headers()
-        self.wfile.write(data.encode())
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
+        self.answer(data, status)
 
 
 @pytest.fixture
