@@ -184,6 +184,7 @@ def _model_reranking(settings: Settings) -> ModelReranking | None:
         weight=settings.reranker_weight,
         timeout_seconds=settings.reranker_timeout_seconds,
         max_chars=settings.reranker_max_chars,
+        cooldown_seconds=settings.reranker_cooldown_seconds,
     )
     return ModelReranking(reranker, config)
 

@@ -132,6 +132,8 @@ class Settings(BaseSettings):
     """The reranker's share of the rank blend: 0 keeps the fused order, 1 takes its order."""
     reranker_max_chars: int = Field(default=2000, ge=1, le=100_000)
     """Characters of each candidate (summary, then content) sent to the reranker."""
+    reranker_cooldown_seconds: float = Field(default=10, ge=0, le=3600)
+    """After a failure or a timeout, recall skips the reranker this long (``skipped``)."""
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

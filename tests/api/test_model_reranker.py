@@ -17,7 +17,7 @@ import math
 import socket
 import time
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,10 +27,12 @@ import pytest
 from kioku.api import create_app
 from kioku.embeddings.fake import FakeEmbedder
 from kioku.rerankers import blend_head
-from kioku.runtime import open_runtime
+from kioku.runtime import Runtime, open_runtime
+from kioku.service.model_rerank import ModelRerankConfig, ModelReranking
 from kioku.settings import Settings
 from tests.conftest import SyncASGIClient, make_settings, portal_client
 from tests.local_http import JSONHandler, serving
+from tests.postgres import empty_postgres_database
 
 API = "/api/v1"
 KEY = "sk-rerank-secret-4f9a2c"
@@ -114,7 +116,7 @@ def client_for(tmp_path: Path, url: str, **settings: object) -> Iterator[SyncASG
         reranker_url=url,
         reranker_api_key=KEY,
         reranker_timeout_seconds=0.5,
-        **settings,
+        **({"reranker_cooldown_seconds": 0} | settings),
     )
     runtime = open_runtime(config, embedder=FakeEmbedder())
     try:
@@ -140,6 +142,16 @@ def summaries(body: dict[str, Any]) -> list[str]:
     return [hit["summary"] for hit in body["results"]]
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, object]:
+    """Settings for one backend: the step reads candidates' text through the store."""
+    if request.param == "sqlite":
+        return {}
+    url = request.getfixturevalue("postgres_database")
+    empty_postgres_database(url)
+    return {"database_url": url}
+
+
 @pytest.mark.parametrize(
     ("wire", "texts", "query"),
     [
@@ -148,10 +160,15 @@ def summaries(body: dict[str, Any]) -> list[str]:
     ],
 )
 def test_recall_follows_the_reranker_and_falls_back_to_the_fused_order(
-    tmp_path: Path, rerank_url: str, wire: str, texts: list[str], query: str
+    tmp_path: Path,
+    rerank_url: str,
+    backend: dict[str, object],
+    wire: str,
+    texts: list[str],
+    query: str,
 ) -> None:
     Reranking.mode = wire
-    setup = {"reranker_format": wire, "reranker_model": "rr-1", "reranker_weight": 1.0}
+    setup = {"reranker_format": wire, "reranker_model": "rr-1", "reranker_weight": 1.0, **backend}
     with client_for(tmp_path, rerank_url, **setup) as client:
         remember_all(client, texts)
         Reranking.mode = "http-500"
@@ -257,3 +274,51 @@ def test_without_a_reranker_recall_says_nothing_of_one(client: SyncASGIClient) -
     body = recall(client, "staging database port")
     assert body["reranker"] is None
     assert all(hit["score_breakdown"]["model_rerank"] is None for hit in body["results"])
+
+
+def test_after_a_timeout_recall_skips_the_reranker_for_the_cooldown(
+    tmp_path: Path, rerank_url: str
+) -> None:
+    query = "staging database port"
+    with client_for(tmp_path, rerank_url, reranker_cooldown_seconds=60) as client:
+        remember_all(client, ENGLISH)
+        Reranking.mode = "slow"
+        timed_out = recall(client, query)
+        Reranking.mode = "tei"
+        asked = len(Reranking.requests)
+        began = time.perf_counter()
+        skipped = recall(client, query)
+        took = time.perf_counter() - began
+    assert timed_out["reranker"]["status"] == "timeout"
+    assert skipped["reranker"] == {
+        "reranker": "tei",
+        "status": "skipped",
+        "candidates": 0,
+        "reason": "cooling down after: no answer within the timeout",
+    }
+    assert len(Reranking.requests) == asked and took < 0.5  # not asked, not waited for
+    assert summaries(skipped) == summaries(timed_out)
+
+
+class Broken:
+    """A ``Reranker`` with a bug of its own (the protocol's fake: kioku must survive it)."""
+
+    name = "broken"
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float | None]:
+        return [1 / 0]
+
+
+def test_a_reranker_that_raises_leaves_the_fused_order(
+    runtime: Runtime, client: SyncASGIClient
+) -> None:
+    remember_all(client, ENGLISH)
+    fused = recall(client, "staging database port")
+    runtime.recall.model_rerank = ModelReranking(Broken(), ModelRerankConfig())
+    try:
+        body = recall(client, "staging database port")
+    finally:
+        runtime.recall.model_rerank.close()
+    assert body["reranker"]["status"] == "failed"
+    assert body["reranker"]["reason"] == "error (ZeroDivisionError)"
+    assert summaries(body) == summaries(fused)

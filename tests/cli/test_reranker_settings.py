@@ -55,6 +55,7 @@ def test_a_command_refuses_it_too() -> None:
         ("reranker_timeout_seconds", "0"),
         ("reranker_format", "openai"),
         ("reranker_max_chars", "0"),
+        ("reranker_cooldown_seconds", "-1"),
     ],
 )
 def test_out_of_range_reranker_settings_are_refused(

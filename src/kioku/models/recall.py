@@ -100,9 +100,10 @@ class RerankerReport(BaseModel):
     """What the configured model reranker did for this recall."""
 
     reranker: str = Field(description="Which reranker was asked (format and model).")
-    status: Literal["applied", "failed", "timeout"] = Field(
-        description="applied: the head was reordered by the blend; failed or timeout: the "
-        "results are in the fused order, as without a reranker."
+    status: Literal["applied", "failed", "timeout", "skipped"] = Field(
+        description="applied: the head was reordered by the blend; failed, timeout, or "
+        "skipped (for a while after a failure): the results are in the fused order, as "
+        "without a reranker."
     )
     candidates: int = Field(description="How many top candidates were sent to it.")
     reason: str | None = Field(default=None, description="Why it failed, when it did.")

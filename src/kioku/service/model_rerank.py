@@ -24,6 +24,8 @@ from kioku.storage.base import Store
 
 log = logging.getLogger(__name__)
 
+NO_ANSWER = "no answer within the timeout"
+
 
 @dataclass(frozen=True)
 class ModelRerankConfig:
@@ -33,6 +35,9 @@ class ModelRerankConfig:
     weight: float = 0.25
     timeout_seconds: float = 1.0
     max_chars: int = 2000
+    cooldown_seconds: float = 10.0
+    """After a failure or a timeout, recalls skip the reranker this long: a reranker that
+    hangs costs one recall its timeout, not every recall."""
 
 
 @dataclass
@@ -58,6 +63,8 @@ class ModelReranking:
         # Calls run on their own threads so that the deadline holds whatever the HTTP
         # client's per-phase timeouts do (a server trickling bytes never trips a read timeout).
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kioku-rerank")
+        self._resume_at = 0.0
+        self._last_failure = ""
 
     def apply(
         self, store: Store, workspace_id: str, query: str, ranked: list[tuple[float, str]]
@@ -65,6 +72,14 @@ class ModelReranking:
         """``ranked`` (best first) with its head reordered, or as it was if the reranker
         gave no usable answer in time."""
         head = ranked[: self.config.top_n]
+        if time.monotonic() < self._resume_at:
+            skipped = RerankerReport(
+                reranker=self.reranker.name,
+                status="skipped",
+                candidates=0,
+                reason=f"cooling down after: {self._last_failure}",
+            )
+            return ModelRerankOutcome(ranked, skipped)
         rows = store.get_memories(workspace_id, [memory_id for _, memory_id in head])
         sent = [memory_id for _, memory_id in head if memory_id in rows]
         texts = [text_of(rows[memory_id].summary, rows[memory_id].content) for memory_id in sent]
@@ -77,10 +92,14 @@ class ModelReranking:
             if len(scores) != len(texts):
                 raise RerankError(f"malformed reply: {len(scores)} scores for {len(texts)} texts")
         except FutureTimeout:
-            return self._fallback(ranked, report, "timeout", "no answer within the timeout")
-        except RerankError as exc:
-            status = "timeout" if exc.reason == "timed out" else "failed"
-            return self._fallback(ranked, report, status, exc.reason)
+            return self._fallback(ranked, report, "timeout", NO_ANSWER)
+        except RerankError as exc:  # the HTTP client's own timeout reads as the deadline's
+            if exc.reason == "timed out":
+                return self._fallback(ranked, report, "timeout", NO_ANSWER)
+            return self._fallback(ranked, report, "failed", exc.reason)
+        except Exception as exc:  # a reranker's own bug must not fail recall either
+            log.exception("reranker %s raised", report.reranker)
+            return self._fallback(ranked, report, "failed", f"error ({type(exc).__name__})")
         finally:
             telemetry.recall_leg("reranker", time.perf_counter() - began)
         by_id = {memory_id: score for memory_id, score in zip(sent, scores, strict=True)}
@@ -98,6 +117,8 @@ class ModelReranking:
         log.warning(
             "reranker %s %s: %s; recall keeps the fused order", report.reranker, status, reason
         )
+        self._last_failure = reason
+        self._resume_at = time.monotonic() + self.config.cooldown_seconds
         failed = report.model_copy(update={"status": status, "reason": reason})
         return ModelRerankOutcome(ranked, failed)
 
