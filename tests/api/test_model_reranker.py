@@ -30,6 +30,7 @@ from kioku.rerankers import blend_head
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.model_rerank import ModelRerankConfig, ModelReranking
 from kioku.settings import Settings
+from tests.api.test_metrics import scrape, value
 from tests.conftest import SyncASGIClient, make_settings, portal_client
 from tests.local_http import JSONHandler, serving
 from tests.postgres import empty_postgres_database
@@ -322,3 +323,13 @@ def test_a_reranker_that_raises_leaves_the_fused_order(
     assert body["reranker"]["status"] == "failed"
     assert body["reranker"]["reason"] == "error (ZeroDivisionError)"
     assert summaries(body) == summaries(fused)
+
+
+def test_the_reranker_call_is_a_leg_of_the_recall_metrics(tmp_path: Path, rerank_url: str) -> None:
+    with client_for(tmp_path, rerank_url) as client:
+        remember_all(client, ENGLISH)
+        recall(client, "staging database port")
+        Reranking.mode = "http-500"
+        recall(client, "staging database port")
+        samples = scrape(client)
+    assert value(samples, "kioku_recall_leg_duration_seconds_count", leg="reranker") == 2
