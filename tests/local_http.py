@@ -3,10 +3,28 @@ service (an OpenAI-compatible chat model) that the code under test calls over HT
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A stand-in's request handler: reads a JSON body, answers JSON, logs nothing."""
+
+    def json_body(self) -> Any:
+        return json.loads(self.rfile.read(int(self.headers["content-length"])))
+
+    def answer(self, data: str, status: int = 200) -> None:
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(data.encode())
+
+    def log_message(self, format: str, *args: Any) -> None:  # pytest shows what matters
+        pass
 
 
 @contextmanager

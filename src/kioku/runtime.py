@@ -20,6 +20,7 @@ from kioku.service.graph import Associations, GraphService
 from kioku.service.jobs import Job, JobRunner, sweep_expired_state, sweep_oauth
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
+from kioku.service.model_rerank import ModelRerankConfig, ModelReranking
 from kioku.service.principal import Channel, Principal
 from kioku.service.purge import PurgeService
 from kioku.service.recall import RecallService
@@ -85,6 +86,8 @@ class Runtime:
             self.jobs.stop()
         if self.embedding is not None:
             self.embedding.stop()
+        if self.recall.model_rerank is not None:
+            self.recall.model_rerank.close()
         close_embedder = getattr(self.embedder, "close", None)
         if close_embedder is not None and self.owns_embedder:
             close_embedder()
@@ -134,7 +137,12 @@ def open_runtime(
             clock=clock,
         ),
         recall=RecallService(
-            store, contexts, embedder, fetch_factor=settings.fetch_factor, graph=associations
+            store,
+            contexts,
+            embedder,
+            fetch_factor=settings.fetch_factor,
+            graph=associations,
+            model_rerank=_model_reranking(settings),
         ),
         graph=GraphService(store, contexts, associations),
         delivery=DeliveryService(store, contexts, clock=clock),
@@ -157,6 +165,29 @@ def open_runtime(
         every = timedelta(seconds=settings.sleep_interval_seconds)
         runtime.jobs.jobs.append(sleep_job(store, runtime.sleep.run_context, every))
     return runtime
+
+
+def _model_reranking(settings: Settings) -> ModelReranking | None:
+    """The model reranker step of recall, when ``KIOKU_RERANKER_URL`` names one."""
+    if not settings.reranker_url:
+        return None
+    from kioku.rerankers.http import HTTPReranker
+
+    reranker = HTTPReranker(
+        settings.reranker_url,
+        format=settings.reranker_format,
+        model=settings.reranker_model,
+        api_key=settings.reranker_api_key.get_secret_value(),
+        timeout=settings.reranker_timeout_seconds,
+    )
+    config = ModelRerankConfig(
+        top_n=settings.reranker_top_n,
+        weight=settings.reranker_weight,
+        timeout_seconds=settings.reranker_timeout_seconds,
+        max_chars=settings.reranker_max_chars,
+        cooldown_seconds=settings.reranker_cooldown_seconds,
+    )
+    return ModelReranking(reranker, config)
 
 
 def _sleep_config(settings: Settings) -> SleepConfig:

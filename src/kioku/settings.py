@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -113,6 +114,26 @@ class Settings(BaseSettings):
     sleep_llm_api_key: str = ""
     sleep_llm_max_calls: int = 20
     """Chat calls per Sleep run, at most."""
+    reranker_url: str = ""
+    """A ``/rerank`` endpoint (self-hosted TEI, or a Cohere-shaped API: Cohere, Jina, Voyage,
+    Infinity, vLLM) that recall asks to reorder its top candidates; empty: no model reranker.
+    Candidates' text is sent there (docs/security.md)."""
+    reranker_format: Literal["tei", "cohere"] = "tei"
+    """``tei``: {"query", "texts"} → [{"index", "score"}]; ``cohere``: {"model", "query",
+    "documents"} → {"results": [{"index", "relevance_score"}]}."""
+    reranker_model: str = ""
+    reranker_api_key: SecretStr = SecretStr("")
+    """Sent as ``Authorization: Bearer``; never logged nor shown."""
+    reranker_timeout_seconds: float = Field(default=1.0, gt=0, le=60)
+    """Past this, recall answers in the fused order (and says ``timeout``)."""
+    reranker_top_n: int = Field(default=30, ge=2, le=200)
+    """How many of the fused order's first candidates the reranker reorders."""
+    reranker_weight: float = Field(default=0.25, ge=0, le=1)
+    """The reranker's share of the rank blend: 0 keeps the fused order, 1 takes its order."""
+    reranker_max_chars: int = Field(default=2000, ge=1, le=100_000)
+    """Characters of each candidate (summary, then content) sent to the reranker."""
+    reranker_cooldown_seconds: float = Field(default=10, ge=0, le=3600)
+    """After a failure or a timeout, recall skips the reranker this long (``skipped``)."""
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod
@@ -120,6 +141,19 @@ class Settings(BaseSettings):
         return (
             [n.strip() for n in value.split(",") if n.strip()] if isinstance(value, str) else value
         )
+
+    @field_validator("reranker_url")
+    @classmethod
+    def _reranker_url(cls, value: str) -> str:
+        value = value.strip()
+        if value:
+            url = urlsplit(value)
+            if url.scheme not in ("http", "https") or not url.hostname:
+                raise ValueError(
+                    "must be an http(s) URL of a /rerank endpoint, "
+                    "e.g. http://localhost:8080/rerank (or empty for no reranker)"
+                )
+        return value
 
     @property
     def base_url(self) -> str:

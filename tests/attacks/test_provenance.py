@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import pytest
 
 from tests.attacks.conftest import Target, cli, create_key
 from tests.e2e.conftest import running_server
-from tests.local_http import serving
+from tests.local_http import JSONHandler, serving
 
 API = "/api/v1"
 POLICY = "## Refund policy\n\nRefunds are possible within 30 days, with a receipt.\n"
@@ -174,11 +173,11 @@ def test_another_keys_idempotency_key_replays_nothing_of_theirs(secured: Target)
 # ---------------------------------------------------------------- item 3
 
 
-class SummarisingModel(BaseHTTPRequestHandler):
+class SummarisingModel(JSONHandler):
     """``POST /v1/chat/completions``: no duplicates, no edges, one summary of every memory."""
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        body = self.json_body()
         prompt = body["messages"][-1]["content"]
         labels = sorted({part.split()[0] for part in prompt.split("<<<MEMORY ")[1:]})
         if '"duplicates"' in prompt:
@@ -188,13 +187,7 @@ class SummarisingModel(BaseHTTPRequestHandler):
         else:
             answer = {"summary": "The staging database listens on port 5433", "sources": labels}
         data = {"choices": [{"message": {"role": "assistant", "content": json.dumps(answer)}}]}
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.end_headers()
-        self.wfile.write(json.dumps(data).encode())
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
+        self.answer(json.dumps(data))
 
 
 @pytest.fixture(scope="module")

@@ -36,10 +36,10 @@ UrlOption = typer.Option(
 @contextmanager
 def cli_runtime(*, embed: bool = True) -> Iterator[Runtime]:
     """A runtime for one command: embeds inline (the process is short-lived)."""
-    settings = Settings(embed_async=False)
-    if not embed:
-        settings = settings.model_copy(update={"embedder": "none"})
-    with handle_errors():
+    with handle_errors():  # a bad KIOKU_* value is one line naming it, not a traceback
+        settings = Settings(embed_async=False)
+        if not embed:
+            settings = settings.model_copy(update={"embedder": "none"})
         runtime = open_runtime(settings)
     try:
         yield runtime

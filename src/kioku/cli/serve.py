@@ -107,7 +107,8 @@ def serve(
             f"`make run PORT={port + 1}`."
         )
         raise typer.Exit(1)
-    settings = Settings(host=host, port=port, dev=dev)
+    with handle_errors():  # a bad KIOKU_* value is one line naming it, not a traceback
+        settings = Settings(host=host, port=port, dev=dev)
     # Logging as the server will log, before anything can warn (a file mode, a migration).
     log_config = uvicorn_log_config(settings.log_format)
     logging.config.dictConfig(log_config)

@@ -74,6 +74,7 @@ from kioku.models.recall import (
     RecallHit,
     RecallRequest,
     RecallResult,
+    RerankerReport,
     ScoreBreakdown,
     TagFilter,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "RecallHit",
     "RecallRequest",
     "RecallResult",
+    "RerankerReport",
     "ScoreBreakdown",
     "SearchConfig",
     "SleepMode",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import (
     BaseModel,
     Field,
@@ -91,6 +93,11 @@ class ScoreBreakdown(BaseModel):
         "result and another top result of its context are two versions of one fact, and the "
         "newer was put first (the older, for a question about the past). Above 1: moved up.",
     )
+    model_rerank: float | None = Field(
+        default=None,
+        description="The model reranker's relevance score for this result, on the reranker's "
+        "own scale (only when a reranker is configured and answered).",
+    )
 
 
 class RecallHit(Memory):
@@ -98,6 +105,19 @@ class RecallHit(Memory):
 
     score: float
     score_breakdown: ScoreBreakdown
+
+
+class RerankerReport(BaseModel):
+    """What the configured model reranker did for this recall."""
+
+    reranker: str = Field(description="Which reranker was asked (format and model).")
+    status: Literal["applied", "failed", "timeout", "skipped"] = Field(
+        description="applied: the head was reordered by the blend; failed, timeout, or "
+        "skipped (for a while after a failure): the results are in the fused order, as "
+        "without a reranker."
+    )
+    candidates: int = Field(description="How many top candidates were sent to it.")
+    reason: str | None = Field(default=None, description="Why it failed, when it did.")
 
 
 class RecallResult(BaseModel):
@@ -109,4 +129,7 @@ class RecallResult(BaseModel):
     related: list[Neighbour] = Field(
         default_factory=list,
         description="Graph neighbours of the results (include_related), never a result itself.",
+    )
+    reranker: RerankerReport | None = Field(
+        default=None, description="The model reranker's part (only when one is configured)."
     )

@@ -29,6 +29,7 @@ from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
 from kioku.service.graph import Associations, Recalled
 from kioku.service.guard import operation
+from kioku.service.model_rerank import ModelReranking
 from kioku.service.principal import Principal
 from kioku.service.recall_languages import language_view
 from kioku.service.views import memory_view
@@ -51,12 +52,15 @@ class RecallService:
         *,
         fetch_factor: int = 4,
         graph: Associations | None = None,
+        model_rerank: ModelReranking | None = None,
     ) -> None:
         self.store = store
         self.contexts = contexts
         self.embedder = embedder
         self.fetch_factor = fetch_factor
         self.graph = graph or Associations(store, contexts)
+        self.model_rerank = model_rerank
+        """The optional model reranker (SPEC §5.3); only full recalls with ``rerank`` use it."""
 
     def _scope(
         self, principal: Principal, context_ref: str, request: RecallRequest
@@ -88,7 +92,13 @@ class RecallService:
         if not ranking.ranked:
             return RecallResult(results=[], confidence="none", legs=list(ranking.ran))
         ws = principal.workspace_id
+        model = None
+        if self.model_rerank is not None and rerank and set(legs) == {"lexical", "vector"}:
+            model = self.model_rerank.apply(self.store, ws, request.query, ranking.ranked)
+            ranking.ranked = model.ranked
         hits = ranking.hits(self.store, ranking.ranked[: request.k])
+        if model is not None:
+            model.annotate(hits)
         top = hits[0].score_breakdown if hits else None
         confidence = judge_confidence(
             top.lexical_rank if top else None,
@@ -104,7 +114,11 @@ class RecallService:
             )
         self.graph.learn_from_recall(ws, recalled, confidence)
         return RecallResult(
-            results=hits, confidence=confidence, legs=list(ranking.ran), related=related
+            results=hits,
+            confidence=confidence,
+            legs=list(ranking.ran),
+            related=related,
+            reranker=model.report if model is not None else None,
         )
 
     def ranking(self, principal: Principal, context_ref: str, request: RecallRequest) -> Ranking:
