@@ -46,7 +46,6 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
 def runtime(settings: Settings, bundled: BundledEmbedder, clock: ManualClock) -> Iterator[Runtime]:
     """New memories are stamped by the hand-moved clock, so facts can be months apart."""
     rt = open_runtime(settings, embedder=bundled, clock=clock)
-    rt.memories.created_clock = clock
     try:
         yield rt
     finally:

@@ -303,7 +303,7 @@ class Ranking:
                 rerank=round(self.factors.get(memory_id, 1.0), 6),
                 graph=round(self.graph_factors[memory_id], 6) if self.graph_factors else None,
                 thread=_rounded(self.thread_bonus.get(memory_id)),
-                newer_first=_rounded(self.version_factors.get(memory_id)),
+                newer_first=_rounded_factor(self.version_factors.get(memory_id)),
             )
             hits.append(
                 RecallHit(
@@ -315,7 +315,7 @@ class Ranking:
         return hits
 
 
-def _rounded(factor: float | None) -> float | None:
+def _rounded_factor(factor: float | None) -> float | None:
     return None if factor is None else round(factor, 6)
 
 
