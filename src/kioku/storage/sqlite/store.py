@@ -19,7 +19,6 @@ from kioku.storage.records import (
     MemoryFilter,
     MemoryRow,
     NewMemory,
-    RankingSignals,
     WorkspaceRow,
 )
 from kioku.storage.shared.database import Database
@@ -29,6 +28,7 @@ from kioku.storage.shared.keys import KeyStore
 from kioku.storage.shared.oauth import OAuthStore
 from kioku.storage.shared.state import StateStore
 from kioku.storage.sqlite.bm25 import DocumentFrequencies
+from kioku.storage.sqlite.candidates import SQLiteCandidateLane
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
     context_from_row,
@@ -82,6 +82,7 @@ class SQLiteStore(
     SQLiteSleepLane,
     SQLiteConnectorLane,
     SQLiteThreadLane,
+    SQLiteCandidateLane,
 ):
     """The embedded backend. One instance per process per database file."""
 
@@ -313,47 +314,6 @@ class SQLiteStore(
             ).fetchall()
             for row in rows:
                 found[row["id"]] = memory_from_row(row)
-        return found
-
-    def text_heads(
-        self, workspace_id: str, memory_ids: Sequence[str], chars: int
-    ) -> dict[str, str]:
-        found: dict[str, str] = {}
-        conn = self.db.connection()
-        for chunk in chunked(list(memory_ids)):
-            rows = conn.execute(
-                "SELECT id, substr(summary, 1, ?) || char(10) || substr(content, 1, ?) "
-                f"FROM memories WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
-                (chars, chars, workspace_id, *chunk),
-            ).fetchall()
-            found.update((row[0], row[1]) for row in rows)
-        return found
-
-    def ranking_signals(
-        self, workspace_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, RankingSignals]:
-        found: dict[str, RankingSignals] = {}
-        conn = self.db.connection()
-        for chunk in chunked(list(memory_ids)):
-            rows = conn.execute(
-                "SELECT id, importance, created_at, access_count FROM memories "
-                f"WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
-                (workspace_id, *chunk),
-            ).fetchall()
-            votes = {
-                vote[0]: (vote[1], vote[2])
-                for vote in conn.execute(
-                    "SELECT memory_id, sum(helpful), count(*) FROM retrieval_feedback "
-                    f"WHERE workspace_id = ? AND memory_id IN ({placeholders(chunk)}) "
-                    "GROUP BY memory_id",
-                    (workspace_id, *chunk),
-                )
-            }
-            for row in rows:
-                helpful, total = votes.get(row[0], (0, 0))
-                found[row[0]] = RankingSignals(
-                    row[1], decode_required_time(row[2]), row[3], helpful, total - helpful
-                )
         return found
 
     def update_memory(
