@@ -41,6 +41,7 @@ from psycopg import Connection
 from psycopg.rows import DictRow
 
 from kioku.benchmark.data import load_locomo, split_text
+from kioku.benchmark.metrics import latency_summary
 from kioku.benchmark.scale import SyntheticText
 from kioku.search.tokenize import tokenize
 from kioku.storage.postgres import PostgresStore, search
@@ -118,11 +119,6 @@ def _memory(context_id: str, text: str) -> NewMemory:
     )  # fmt: skip
 
 
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("count", type=int, nargs="?", default=200_000)
@@ -173,9 +169,9 @@ def main() -> None:
         print("|---|---|---|---|---|")
         for name in variants:
             share = statistics.mean(overlap[name]) if overlap[name] else float("nan")
+            lat = latency_summary(times[name])
             print(
-                f"| {name} | {statistics.median(times[name]):.1f} | {_pct(times[name], 0.95):.1f}"
-                f" | {_pct(times[name], 0.99):.1f} | {share:.3f} |"
+                f"| {name} | {lat['p50']:.1f} | {lat['p95']:.1f} | {lat['p99']:.1f} | {share:.3f} |"
             )
         store.close()
 

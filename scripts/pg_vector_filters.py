@@ -28,6 +28,7 @@ from psycopg import Connection, sql
 from psycopg.rows import DictRow
 
 from kioku.benchmark.data import load_locomo, split_text
+from kioku.benchmark.metrics import latency_summary
 from kioku.benchmark.scale import synthetic_vectors
 from kioku.embeddings.bundled import BundledEmbedder
 from kioku.storage.postgres import PostgresStore, search
@@ -79,11 +80,6 @@ def _memory(context_id: str, i: int, rng: np.random.Generator) -> NewMemory:
         trust_tier="external" if rng.random() < 0.2 else "trusted",
         lexical_tokens=f"synthetic memory {i}", created_at=T0,
     )  # fmt: skip
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 def main() -> None:
@@ -167,11 +163,11 @@ def main() -> None:
                     found = {hit.memory_id for hit in hits}
                     recalls[setting].append(len(found & set(exact)) / max(len(exact), 1))
             for setting in SETTINGS:
+                lat = latency_summary(times[setting])
                 print(
                     f"| {label} | {setting[0]} | {setting[1]} | "
                     f"{statistics.mean(recalls[setting]):.3f} | "
-                    f"{statistics.median(times[setting]):.1f} | "
-                    f"{_pct(times[setting], 0.95):.1f} |",
+                    f"{lat['p50']:.1f} | {lat['p95']:.1f} |",
                     flush=True,
                 )
         print(f"load at end: {os.getloadavg()}")

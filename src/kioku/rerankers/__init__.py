@@ -1,4 +1,5 @@
-"""Model rerankers (SPEC §5.3): a ``Reranker`` scores candidate texts against a query.
+"""Model rerankers (docs/concepts.md, "The optional model reranker"): a ``Reranker`` scores
+candidate texts against a query.
 
 Recall asks one, when configured, about the head of its fused order and blends the answer in
 (``blend``); a reranker that fails or is slow leaves the fused order as it was.

@@ -1,4 +1,4 @@
-"""The optional model reranker's step in recall (SPEC §5.3): after fusion and the feature
+"""The optional model reranker's step in recall (docs/concepts.md): after fusion and the feature
 re-ranker, the first ``top_n`` candidates go to the configured ``Reranker``, and its order is
 blended into theirs (``kioku.rerankers.blend``).
 

@@ -60,7 +60,7 @@ class RecallService:
         self.fetch_factor = fetch_factor
         self.graph = graph or Associations(store, contexts)
         self.model_rerank = model_rerank
-        """The optional model reranker (SPEC §5.3); only full recalls with ``rerank`` use it."""
+        """The optional model reranker (docs/concepts.md): only full recalls with ``rerank``."""
 
     def _scope(
         self, principal: Principal, context_ref: str, request: RecallRequest
@@ -243,8 +243,8 @@ class RecallService:
         return [row.id for row in scope if row.embedding_model == self.embedder.name]
 
 
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 8)
+def _rounded(value: float | None, places: int) -> float | None:
+    return None if value is None else round(value, places)
 
 
 def timed_leg(leg: str, search: Callable[[], list[ScoredId]]) -> list[ScoredId]:
@@ -302,8 +302,8 @@ class Ranking:
                 fused=round(self.fused.get(memory_id, 0.0), 8),
                 rerank=round(self.factors.get(memory_id, 1.0), 6),
                 graph=round(self.graph_factors[memory_id], 6) if self.graph_factors else None,
-                thread=_rounded(self.thread_bonus.get(memory_id)),
-                newer_first=_rounded_factor(self.version_factors.get(memory_id)),
+                thread=_rounded(self.thread_bonus.get(memory_id), 8),
+                newer_first=_rounded(self.version_factors.get(memory_id), 6),
             )
             hits.append(
                 RecallHit(
@@ -313,10 +313,6 @@ class Ranking:
                 )
             )
         return hits
-
-
-def _rounded_factor(factor: float | None) -> float | None:
-    return None if factor is None else round(factor, 6)
 
 
 def recalled_as(hit: RecallHit) -> Recalled:

@@ -104,7 +104,8 @@ class NewMemory:
 
 @dataclass(frozen=True)
 class MemoryFilter:
-    """Filters of SPEC §5.4 after validation; ``None`` means "do not filter on this"."""
+    """Recall and list filters (docs/api.md, "Filters") after validation; ``None`` means "do
+    not filter on this"."""
 
     types: list[str] | None = None
     tags_any: list[str] | None = None
