@@ -35,10 +35,11 @@ class ContextRow:
     """The connector the context is bound to (always ``external`` then), if any."""
 
 
-@dataclass(frozen=True)
-class MemoryRow:
+@dataclass(frozen=True, kw_only=True)
+class MemoryFields:
+    """What a memory holds whether stored (``MemoryRow``) or about to be (``NewMemory``)."""
+
     id: str
-    workspace_id: str
     context_id: str
     summary: str
     content: str
@@ -51,13 +52,7 @@ class MemoryRow:
     source_type: str
     source_uri: str | None
     trust_tier: str
-    embedding_status: str
-    access_count: int
-    last_accessed_at: datetime | None
-    superseded_by: str | None
     created_at: datetime
-    updated_at: datetime
-    deleted_at: datetime | None
     instruction_like: bool | None = None
     """The detector's verdict on the text (``None``: not judged yet); exposed as ``suspicious``
     only on external memories."""
@@ -75,31 +70,24 @@ class MemoryRow:
     """Its place in ``thread`` (0, 1, 2, ...); set whenever ``thread`` is."""
 
 
-@dataclass(frozen=True)
-class NewMemory:
+@dataclass(frozen=True, kw_only=True)
+class MemoryRow(MemoryFields):
+    """A stored memory (keyword arguments only)."""
+
+    workspace_id: str
+    embedding_status: str
+    access_count: int
+    last_accessed_at: datetime | None
+    superseded_by: str | None
+    updated_at: datetime
+    deleted_at: datetime | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NewMemory(MemoryFields):
     """A fully decided memory, ready to insert: the service has validated and stamped it."""
 
-    id: str
-    context_id: str
-    summary: str
-    content: str
-    type: str
-    tags: list[str]
-    importance: float
-    delivery_mode: str
-    trigger_from: datetime | None
-    trigger_until: datetime | None
-    source_type: str
-    source_uri: str | None
-    trust_tier: str
     lexical_tokens: str
-    created_at: datetime
-    instruction_like: bool | None = None
-    external_id: str | None = None
-    external_owner: str | None = None
-    tainted: bool = False
-    thread: str | None = None
-    thread_position: int | None = None
 
 
 @dataclass(frozen=True)
@@ -187,12 +175,10 @@ class VersionSignals:
 
 
 @dataclass(frozen=True)
-class FeedbackRow:
-    """One append-only feedback event; ``actor`` and ``channel`` are stamped by the server."""
+class FeedbackFields:
+    """One feedback event's content; ``actor`` and ``channel`` are stamped by the server."""
 
     id: str
-    seq: int
-    workspace_id: str
     context_id: str
     memory_id: str
     helpful: bool
@@ -201,21 +187,19 @@ class FeedbackRow:
     actor: str
     channel: str
     created_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeedbackRow(FeedbackFields):
+    """One append-only feedback event as stored (its store-assigned ``seq``)."""
+
+    seq: int
+    workspace_id: str
 
 
 @dataclass(frozen=True)
-class NewFeedback:
+class NewFeedback(FeedbackFields):
     """A feedback event the service has validated and stamped."""
-
-    id: str
-    context_id: str
-    memory_id: str
-    helpful: bool
-    query: str | None
-    note: str | None
-    actor: str
-    channel: str
-    created_at: datetime
 
 
 @dataclass(frozen=True)

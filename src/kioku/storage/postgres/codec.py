@@ -8,14 +8,20 @@ from typing import Any
 
 import numpy as np
 
+from kioku.storage.postgres.dialect import PostgresDialect
 from kioku.storage.records import ContextRow, MemoryRow
+from kioku.storage.shared import rows
+from kioku.storage.shared.rows import MEMORY_COLUMNS
 
-MEMORY_COLUMNS = (
-    "id, workspace_id, context_id, summary, content, type, tags, importance, delivery_mode, "
-    "trigger_from, trigger_until, source_type, source_uri, trust_tier, embedding_status, "
-    "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
-    "instruction_like, external_id, external_owner, tainted, thread, thread_position"
-)
+__all__ = [
+    "MEMORY_COLUMNS",
+    "context_from_row",
+    "encode_tokens",
+    "encode_vector",
+    "memory_from_row",
+]
+
+_DIALECT = PostgresDialect()
 
 # tsvector keeps at most 256 positions per lexeme; BM25's tf saturation makes the cap harmless.
 _MAX_TF = 256
@@ -76,50 +82,8 @@ def encode_vector(vector: np.ndarray) -> str:
 
 
 def memory_from_row(row: dict[str, Any]) -> MemoryRow:
-    return MemoryRow(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        context_id=row["context_id"],
-        summary=row["summary"],
-        content=row["content"],
-        type=row["type"],
-        tags=row["tags"],
-        importance=row["importance"],
-        delivery_mode=row["delivery_mode"],
-        trigger_from=row["trigger_from"],
-        trigger_until=row["trigger_until"],
-        source_type=row["source_type"],
-        source_uri=row["source_uri"],
-        trust_tier=row["trust_tier"],
-        embedding_status=row["embedding_status"],
-        access_count=row["access_count"],
-        last_accessed_at=row["last_accessed_at"],
-        superseded_by=row["superseded_by"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        deleted_at=row["deleted_at"],
-        instruction_like=row["instruction_like"],
-        external_id=row["external_id"],
-        external_owner=row["external_owner"],
-        tainted=bool(row["tainted"]),
-        thread=row["thread"],
-        thread_position=row["thread_position"],
-    )
+    return rows.memory_from_row(_DIALECT, row)
 
 
 def context_from_row(row: dict[str, Any], memory_count: int | None = None) -> ContextRow:
-    return ContextRow(
-        id=row["id"],
-        workspace_id=row["workspace_id"],
-        name=row["name"],
-        description=row["description"],
-        trust_tier=row["trust_tier"],
-        sleep_mode=row["sleep_mode"],
-        search_config=row["search_config"],
-        embedding_model=row["embedding_model"],
-        embedding_dim=row["embedding_dim"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        memory_count=memory_count,
-        connector_id=row["connector_id"],
-    )
+    return rows.context_from_row(_DIALECT, row, memory_count)

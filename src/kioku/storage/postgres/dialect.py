@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any, LiteralString, cast
 
-from psycopg import Connection, Cursor
+from psycopg import Connection, Cursor, errors
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from kioku.storage.postgres.codec import MEMORY_COLUMNS, memory_from_row
 from kioku.storage.postgres.connection import PostgresDatabase
-from kioku.storage.records import MemoryRow
 from kioku.storage.shared.database import Params
 
 
@@ -30,7 +28,9 @@ class PostgresDialect:
     binary = ' COLLATE "C"'
     for_update = " FOR UPDATE"
     for_share = " FOR SHARE"
+    for_no_key_update = " FOR NO KEY UPDATE"
     exclusive_writes = False
+    skip_index = ""
     json_param = "%s::jsonb"
 
     def json_text(self, column: str) -> str:
@@ -67,8 +67,19 @@ class PostgresDialect:
     def chunks(self, values: Sequence[Any]) -> Iterator[Sequence[Any]]:
         yield values  # one array parameter, however long
 
+    def integrity_error(self, exc: Exception) -> bool:
+        return isinstance(exc, errors.IntegrityError)
+
+    def unique_violation(self, exc: Exception, index: str | None = None) -> bool:
+        return isinstance(exc, errors.UniqueViolation) and (
+            index is None or exc.diag.constraint_name == index
+        )
+
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         return f"starts_with({column}, %s)", [prefix]
+
+
+_STREAM_BATCH = 500
 
 
 class _Transaction:
@@ -85,25 +96,32 @@ class _Transaction:
         with self.conn.cursor() as cursor:
             cursor.executemany(cast(LiteralString, query), params)
 
+    def stream(self, query: str, params: Params = ()) -> Iterator[DictRow]:
+        with self.conn.cursor(name="kioku_stream") as cursor:
+            cursor.itersize = _STREAM_BATCH
+            cursor.execute(cast(LiteralString, query), params)
+            yield from cursor
+
 
 class PostgresSql:
     """``shared.database.Database`` over a ``PostgresDatabase`` (row-level security scopes)."""
 
     dialect = PostgresDialect()
-    memory_columns = MEMORY_COLUMNS
 
     def __init__(self, db: PostgresDatabase) -> None:
         self.db = db
 
-    def memory_from_row(self, row: DictRow) -> MemoryRow:
-        return memory_from_row(row)
-
     @contextmanager
-    def read(self, scope: str) -> Iterator[_Transaction]:
-        with self.db.transaction(scope) as conn:
+    def read(self, scope: str, *, snapshot: bool = False) -> Iterator[_Transaction]:
+        with self.db.transaction(scope, snapshot=snapshot) as conn:
             yield _Transaction(conn)
 
+    write = read  # one transaction either way; row-level security scopes it to ``scope``
+
+    def snapshot(self, scope: str) -> AbstractContextManager[_Transaction]:
+        return self.read(scope, snapshot=True)
+
     @contextmanager
-    def write(self, scope: str) -> Iterator[_Transaction]:
-        with self.db.transaction(scope) as conn:
-            yield _Transaction(conn)
+    def session(self, scope: str) -> Iterator[None]:
+        with self.db.session(scope):
+            yield

@@ -10,13 +10,12 @@ from typing import Any, Protocol
 
 from kioku.storage.records import (
     ConnectorRow,
-    MemoryChanges,
     MemoryRow,
-    NewMemory,
     PurgeCounts,
     PurgeScope,
 )
 from kioku.storage.shared.database import Database, Dialect, Transaction, record
+from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row
 
 _CONNECTOR_COLUMNS = "id, workspace_id, kind, name, config, created_at, updated_at"
 
@@ -26,8 +25,8 @@ def connector_from_row(d: Dialect, row: Any) -> ConnectorRow:
 
 
 class ConnectorStore(Protocol):
-    """Connector primitives, written once for both backends but ``sync_memories`` (the memory
-    lane's). See tests/storage/test_connector_contract."""
+    """Connector primitives, written once for both backends (``sync_memories``, a connector's
+    batch, is the memory area's). See tests/storage/test_connector_contract."""
 
     sql: Database
 
@@ -99,7 +98,7 @@ class ConnectorStore(Protocol):
         """Live memories of a context by external id (all that have one when ``None``), among
         those ``owner`` wrote: another channel's external ids are invisible here."""
         live = (
-            f"SELECT {self.sql.memory_columns} FROM memories WHERE workspace_id = %s "
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE workspace_id = %s "
             "AND context_id = %s AND external_owner = %s AND deleted_at IS NULL "
             "AND external_id IS NOT NULL"
         )
@@ -112,7 +111,7 @@ class ConnectorStore(Protocol):
                 for chunk in self.sql.dialect.chunks(list(external_ids)):
                     among, params = self.sql.dialect.any("external_id", chunk)
                     rows += tx.execute(f"{live} AND {among}", (*scope, *params)).fetchall()
-        return {row["external_id"]: self.sql.memory_from_row(row) for row in rows}
+        return {row["external_id"]: memory_from_row(self.sql.dialect, row) for row in rows}
 
     def get_ingest_request(
         self, workspace_id: str, context_id: str, key: str
@@ -206,19 +205,6 @@ class ConnectorStore(Protocol):
             sleep_actions=actions,
             ingest_requests=requests,
         )
-
-    def sync_memories(
-        self,
-        workspace_id: str,
-        context_id: str,
-        inserts: Sequence[NewMemory],
-        updates: Sequence[tuple[str, MemoryChanges]],
-        deletes: Sequence[str],
-        now: datetime,
-    ) -> list[MemoryRow]:
-        """Insert, update and soft-delete memories of one context in one transaction: all or
-        nothing (a connector's batch is never half-written). Returns the updated rows."""
-        ...
 
 
 def _count_links(

@@ -13,8 +13,6 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from kioku.storage.records import MemoryRow
-
 ALL_WORKSPACES = "*"
 """The scope of work that is not one tenant's (a key by its hash, a workspace by name, the
 embedding queue). Never a workspace id (those are UUIDs)."""
@@ -40,6 +38,11 @@ class Transaction(Protocol):
         """Run one statement once per parameter set (PostgreSQL pipelines them)."""
         ...
 
+    def stream(self, query: str, params: Params = ()) -> Iterator[Any]:
+        """The rows of one query, fetched a batch at a time (PostgreSQL: a server-side
+        cursor), so a big result never sits in memory."""
+        ...
+
 
 class Dialect(Protocol):
     """How one engine spells what the shared SQL needs."""
@@ -50,11 +53,17 @@ class Dialect(Protocol):
     """Appended to a SELECT whose rows the transaction then writes (SQLite: its write lock)."""
     for_share: str
     """Appended to a SELECT whose rows must stay as read until the commit."""
+    for_no_key_update: str
+    """Like ``for_update``, for a write that leaves the row's key alone (references to the
+    row may still be written meanwhile)."""
     json_param: str
     """The placeholder for JSON given as text (``%s::jsonb`` on PostgreSQL)."""
     exclusive_writes: bool
     """A write transaction takes the database's one write lock (SQLite): a write that is
     usually needless is looked for first."""
+    skip_index: str
+    """Put before a column to keep the planner off its index where the statement names its
+    rows by key already (SQLite's unary ``+``; PostgreSQL's planner needs no hint)."""
 
     def json_text(self, column: str) -> str:
         """A select-list item reading a JSON column back as its text, named ``column``."""
@@ -92,6 +101,14 @@ class Dialect(Protocol):
         """``values`` in pieces one statement can bind (PostgreSQL: one piece, an array)."""
         ...
 
+    def integrity_error(self, exc: Exception) -> bool:
+        """``exc`` is the engine's refusal of a write that breaks a constraint."""
+        ...
+
+    def unique_violation(self, exc: Exception, index: str | None = None) -> bool:
+        """``exc`` is the engine's unique violation (of ``index``, if named)."""
+        ...
+
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         """``column`` begins with ``prefix`` taken literally (no LIKE wildcards)."""
         ...
@@ -103,16 +120,18 @@ class Database(Protocol):
     @property
     def dialect(self) -> Dialect: ...
 
-    @property
-    def memory_columns(self) -> str:
-        """The select list of a ``MemoryRow`` (unqualified names)."""
-        ...
-
-    def memory_from_row(self, row: Any) -> MemoryRow: ...
-
     def read(self, scope: str) -> AbstractContextManager[Transaction]:
         """Reads for workspace ``scope`` (or ``ALL_WORKSPACES``); one statement each needs
         no common snapshot (SQLite: autocommit, PostgreSQL: one transaction)."""
+        ...
+
+    def snapshot(self, scope: str) -> AbstractContextManager[Transaction]:
+        """Reads that all see one snapshot of the database (a read-only transaction)."""
+        ...
+
+    def session(self, scope: str) -> AbstractContextManager[None]:
+        """One write transaction for several store calls on this thread: each call's own
+        ``write`` joins it, so they land together or not at all."""
         ...
 
     def write(self, scope: str) -> AbstractContextManager[Transaction]:
@@ -144,3 +163,22 @@ def record(
         if values[key] is not None:
             values[key] = d.read_json(values[key])
     return cls(**values)
+
+
+def select_among(
+    tx: Transaction,
+    d: Dialect,
+    query: str,
+    column: str,
+    values: Sequence[Any],
+    before: Sequence[Any] = (),
+    after: Sequence[Any] = (),
+) -> list[Any]:
+    """The rows of ``query`` whose ``{among}`` reads "``column`` is one of ``values``", run
+    once per piece of ``values`` one statement can bind; its parameters are ``before``, the
+    values', then ``after``."""
+    rows: list[Any] = []
+    for chunk in d.chunks(values):
+        condition, params = d.any(column, chunk)
+        rows += tx.execute(query.format(among=condition), (*before, *params, *after)).fetchall()
+    return rows

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from kioku.storage.records import MemoryFilter, MemoryRow
 from kioku.storage.shared.database import Database
 from kioku.storage.shared.filters import memory_filter
+from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row
 
 # The IN lets the planner walk ix_memories_delivery (workspace, context, mode) instead of every
 # row of the context: load_pinned must stay cheap however large the context grows.
@@ -39,12 +40,12 @@ class DeliveryStore(Protocol):
             # The total is a window count over the same rows, in the same statement: page and
             # total always agree.
             rows = tx.execute(
-                f"SELECT {self.sql.memory_columns}, count(*) OVER () AS total FROM memories m "
+                f"SELECT {MEMORY_COLUMNS}, count(*) OVER () AS total FROM memories m "
                 f"WHERE {where} ORDER BY {order} LIMIT %s",
                 (*params, limit),
             ).fetchall()
         total = rows[0]["total"] if rows else 0
-        return [self.sql.memory_from_row(row) for row in rows], total
+        return [memory_from_row(self.sql.dialect, row) for row in rows], total
 
     def pinned_memories(
         self,

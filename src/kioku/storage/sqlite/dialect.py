@@ -11,16 +11,9 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from kioku.storage.records import MemoryRow
 from kioku.storage.shared.database import Params
-from kioku.storage.sqlite.codec import (
-    MEMORY_COLUMNS,
-    decode_required_time,
-    decode_time,
-    encode_optional_time,
-    memory_from_row,
-)
 from kioku.storage.sqlite.connection import SQLiteDatabase
+from kioku.storage.sqlite.times import decode_required_time, decode_time, encode_optional_time
 
 # Bound parameters per statement stay well under SQLite's limit.
 _ID_CHUNK = 500
@@ -49,7 +42,9 @@ class SQLiteDialect:
     binary = ""
     for_update = ""
     for_share = ""
+    for_no_key_update = ""
     exclusive_writes = True
+    skip_index = "+"
     json_param = "%s"
 
     def json_text(self, column: str) -> str:
@@ -89,11 +84,26 @@ class SQLiteDialect:
     def chunks(self, values: Sequence[Any]) -> Iterator[Sequence[Any]]:
         return chunked(values)
 
+    def integrity_error(self, exc: Exception) -> bool:
+        return isinstance(exc, sqlite3.IntegrityError)
+
+    def unique_violation(self, exc: Exception, index: str | None = None) -> bool:
+        # SQLite's message names the index's columns, not the index.
+        return (
+            self.integrity_error(exc)
+            and "UNIQUE" in str(exc)
+            and (index is None or _UNIQUE_COLUMN[index] in str(exc))
+        )
+
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         return f"substr({column}, 1, %s) = %s", [len(prefix), prefix]
 
 
-class _Transaction:
+_UNIQUE_COLUMN = {"ux_memories_external": "external_id"}
+"""A column that tells a unique index's violations apart from the others'."""
+
+
+class SQLiteTransaction:
     __slots__ = ("conn",)
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -105,24 +115,33 @@ class _Transaction:
     def executemany(self, query: str, params: Iterable[Params]) -> None:
         self.conn.executemany(native(query), params)
 
+    def stream(self, query: str, params: Params = ()) -> Iterator[sqlite3.Row]:
+        yield from self.conn.execute(native(query), params)  # sqlite3 steps as it is read
+
 
 class SQLiteSql:
     """``shared.database.Database`` over a ``SQLiteDatabase`` (one file: no workspace scope)."""
 
     dialect = SQLiteDialect()
-    memory_columns = MEMORY_COLUMNS
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
 
-    def memory_from_row(self, row: sqlite3.Row) -> MemoryRow:
-        return memory_from_row(row)
+    @contextmanager
+    def read(self, scope: str) -> Iterator[SQLiteTransaction]:
+        yield SQLiteTransaction(self.db.connection())
 
     @contextmanager
-    def read(self, scope: str) -> Iterator[_Transaction]:
-        yield _Transaction(self.db.connection())
+    def snapshot(self, scope: str) -> Iterator[SQLiteTransaction]:
+        with self.db.read() as conn:
+            yield SQLiteTransaction(conn)
 
     @contextmanager
-    def write(self, scope: str) -> Iterator[_Transaction]:
+    def session(self, scope: str) -> Iterator[None]:
+        with self.db.session():
+            yield
+
+    @contextmanager
+    def write(self, scope: str) -> Iterator[SQLiteTransaction]:
         with self.db.write() as conn:
-            yield _Transaction(conn)
+            yield SQLiteTransaction(conn)

@@ -1,0 +1,331 @@
+"""Memories: insert, read, change, forget, purge, list and count, written once.
+
+What the engines keep differently is asked of the backend: where a memory's lexical tokens
+live (a ``Lexicon``: PostgreSQL's ``tsvector`` columns, SQLite's FTS5 table per workspace)
+and what a vector cache must drop when a memory's vector leaves the index
+(``_vectors_removed``; only SQLite caches vectors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from kioku.errors import ConflictError
+from kioku.storage.records import MemoryChanges, MemoryFilter, MemoryRow, NewMemory
+from kioku.storage.shared.contexts import encode_column
+from kioku.storage.shared.database import Database, Dialect, Transaction, select_among
+from kioku.storage.shared.filters import memory_filter
+from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row
+
+UPDATABLE = {
+    "summary", "content", "type", "tags", "importance", "delivery_mode",
+    "trigger_from", "trigger_until", "source_uri", "instruction_like", "thread",
+    "thread_position",
+}  # fmt: skip
+"""The columns ``update_memory`` may change."""
+
+NEW_COLUMNS = (
+    "id", "workspace_id", "context_id", "summary", "content", "type", "tags", "importance",
+    "delivery_mode", "trigger_from", "trigger_until", "source_type", "source_uri", "trust_tier",
+    "created_at", "updated_at", "instruction_like", "external_id", "external_owner", "tainted",
+    "thread", "thread_position",
+)  # fmt: skip
+"""What a new memory's INSERT writes (``new_memory_values``), tokens aside."""
+
+_COUNT_LIVE = (
+    "SELECT count(*) AS n FROM memories "
+    "WHERE workspace_id = %s AND context_id = %s AND deleted_at IS NULL"
+)
+
+_FORGET = (
+    "UPDATE memories SET deleted_at = %s, updated_at = %s "
+    "WHERE workspace_id = %s AND id = %s AND deleted_at IS NULL "
+    "RETURNING context_id, embedding_status"
+)
+_PURGE = (
+    "DELETE FROM memories WHERE workspace_id = %s AND id = %s "
+    "RETURNING context_id, embedding_status, deleted_at"
+)
+
+_TEXT_CHANGED = (
+    "embedding = NULL",
+    "embedding_model = NULL",
+    "embedding_status = 'pending'",
+    "embedding_lease_until = NULL",
+)
+"""A new text: the old vector goes, and any worker's claim on the memory with it."""
+
+
+class Lexicon(Protocol):
+    """Where an engine keeps a memory's lexical tokens: in the memory's row (``columns``,
+    ``sets``) or beside it (``update``); an engine overrides what it uses."""
+
+    columns: str = ""
+    """Extra columns of a memory INSERT that hold the tokens (``, a, b``), or empty."""
+    marks: str = ""
+    """Their placeholders (``, %s, %s``), or empty."""
+
+    def insert(
+        self, tx: Transaction, workspace_id: str, statement: str, rows: Sequence[tuple[Any, str]]
+    ) -> None:
+        """Run the INSERT ``statement`` once per (values, tokens) and store the tokens."""
+        ...
+
+    def sets(self, tokens: str) -> tuple[list[str], list[Any]]:
+        """``SET`` items (and their parameters) that store new tokens in the memory's row."""
+        return [], []
+
+    def update(self, tx: Transaction, workspace_id: str, seq: int, tokens: str) -> None:
+        """Store new tokens of the memory ``seq`` outside its row."""
+
+
+def insert_statement(lexicon: Lexicon, columns: Sequence[str], marks: Sequence[str]) -> str:
+    """A memory INSERT of ``columns`` (placeholders ``marks``) and the lexicon's own."""
+    return (
+        f"INSERT INTO memories ({', '.join(columns)}{lexicon.columns}) "
+        f"VALUES ({', '.join(marks)}{lexicon.marks})"
+    )
+
+
+def new_memory_values(d: Dialect, workspace_id: str, row: NewMemory) -> tuple[Any, ...]:
+    """``NEW_COLUMNS``' parameters for one new memory."""
+    created = d.time(row.created_at)
+    return (
+        row.id, workspace_id, row.context_id, row.summary, row.content, row.type,
+        d.json(row.tags), row.importance, row.delivery_mode, d.time(row.trigger_from),
+        d.time(row.trigger_until), row.source_type, row.source_uri, row.trust_tier, created,
+        created, row.instruction_like, row.external_id, row.external_owner, row.tainted,
+        row.thread, row.thread_position,
+    )  # fmt: skip
+
+
+def bump_generations(
+    tx: Transaction, d: Dialect, workspace_id: str, context_ids: Sequence[str]
+) -> dict[str, int]:
+    """These contexts' vectors changed: a new generation each, so no cached index (in memory
+    or on disk) matches it. Returns each context's new generation."""
+    rows = select_among(
+        tx,
+        d,
+        "UPDATE contexts SET vector_generation = vector_generation + 1 "
+        "WHERE workspace_id = %s AND {among} RETURNING id, vector_generation",
+        "id",
+        context_ids,
+        before=(workspace_id,),
+    )
+    return {row["id"]: row["vector_generation"] for row in rows}
+
+
+class MemoryStore(Protocol):
+    """Memory primitives, written once for both backends."""
+
+    sql: Database
+    lexicon: Lexicon
+
+    # The backend class defines both hooks, so they run whatever the order of its areas.
+    def _vectors_removed(self, context_id: str, generation: int, memory_ids: Sequence[str]) -> None:
+        """Inside the write: memories of a context (now at ``generation``) left its index."""
+
+    def _vectors_changed(self, context_ids: Sequence[str]) -> None:
+        """A vector cache of these contexts may be stale: drop it."""
+
+    def insert_memories(self, workspace_id: str, rows: Sequence[NewMemory]) -> None:
+        """Insert all rows in one transaction: all or nothing."""
+        if not rows:
+            return
+        d = self.sql.dialect
+        statement = insert_statement(self.lexicon, NEW_COLUMNS, ["%s"] * len(NEW_COLUMNS))
+        values = [(new_memory_values(d, workspace_id, row), row.lexical_tokens) for row in rows]
+        try:
+            with self.sql.write(workspace_id) as tx:
+                self.lexicon.insert(tx, workspace_id, statement, values)
+        except Exception as exc:
+            if not d.unique_violation(exc, "ux_memories_external"):
+                raise
+            # Two writers raced to create the same external id: the loser writes nothing.
+            raise ConflictError("a live memory with this external_id exists already") from exc
+
+    def sync_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        inserts: Sequence[NewMemory],
+        updates: Sequence[tuple[str, MemoryChanges]],
+        deletes: Sequence[str],
+        now: datetime,
+    ) -> list[MemoryRow]:
+        """Insert, update and soft-delete memories of one context in one transaction: all or
+        nothing (a connector's batch is never half-written). Returns the updated rows."""
+        try:
+            with self.sql.session(workspace_id):  # the calls below join this one transaction
+                self.insert_memories(workspace_id, inserts)
+                updated = [
+                    row
+                    for memory_id, change in updates
+                    if (row := self.update_memory(workspace_id, memory_id, change, now))
+                ]
+                for memory_id in deletes:
+                    self.soft_delete_memory(workspace_id, memory_id, now)
+        except BaseException:
+            self._vectors_changed([context_id])  # a cache may hold changes rolled back
+            raise
+        return updated
+
+    def get_memory(self, workspace_id: str, memory_id: str) -> MemoryRow | None:
+        return self.get_memories(workspace_id, [memory_id]).get(memory_id)
+
+    def get_memories(self, workspace_id: str, memory_ids: Sequence[str]) -> dict[str, MemoryRow]:
+        d = self.sql.dialect
+        # The ids name the rows: the planner uses the unique id index, not a scan.
+        query = (
+            f"SELECT {MEMORY_COLUMNS} FROM memories "
+            f"WHERE {d.skip_index}workspace_id = %s AND {{among}}"
+        )
+        with self.sql.read(workspace_id) as tx:
+            rows = select_among(tx, d, query, "id", memory_ids, before=(workspace_id,))
+        return {row["id"]: memory_from_row(d, row) for row in rows}
+
+    def update_memory(
+        self, workspace_id: str, memory_id: str, changes: MemoryChanges, now: datetime
+    ) -> MemoryRow | None:
+        """Apply changes; a text change drops the vector and marks the memory ``pending``."""
+        unknown = set(changes.values) - UPDATABLE
+        if unknown:
+            raise ValueError(f"not updatable memory columns: {sorted(unknown)}")
+        d = self.sql.dialect
+        with self.sql.write(workspace_id) as tx:
+            row = tx.execute(
+                "SELECT seq, context_id, embedding_status FROM memories "
+                f"WHERE workspace_id = %s AND id = %s{d.for_no_key_update}",
+                (workspace_id, memory_id),
+            ).fetchone()
+            if row is None:
+                return None
+            sets = [f"{column} = %s" for column in changes.values]
+            params = [encode_column(d, c, v) for c, v in changes.values.items()]
+            if changes.lexical_tokens is not None:
+                token_sets, token_params = self.lexicon.sets(changes.lexical_tokens)
+                sets += token_sets
+                params += token_params
+            if changes.text_changed:
+                sets += _TEXT_CHANGED
+            tx.execute(
+                f"UPDATE memories SET {', '.join([*sets, 'updated_at = %s'])} "
+                "WHERE workspace_id = %s AND id = %s",
+                (*params, d.time(now), workspace_id, memory_id),
+            )
+            if changes.lexical_tokens is not None:
+                self.lexicon.update(tx, workspace_id, row["seq"], changes.lexical_tokens)
+            if changes.text_changed and row["embedding_status"] == "ready":
+                self._removed(tx, workspace_id, row["context_id"], [memory_id])
+        return self.get_memory(workspace_id, memory_id)
+
+    def soft_delete_memory(self, workspace_id: str, memory_id: str, now: datetime) -> bool:
+        stamp = self.sql.dialect.time(now)
+        with self.sql.write(workspace_id) as tx:
+            row = tx.execute(_FORGET, (stamp, stamp, workspace_id, memory_id)).fetchone()
+            return self._left(tx, workspace_id, memory_id, row, live=True)
+
+    def soft_delete_memories(
+        self,
+        workspace_id: str,
+        context_id: str,
+        versions: Mapping[str, datetime],
+        now: datetime,
+    ) -> bool:
+        """Soft-delete every memory of ``versions`` (id → the ``updated_at`` it must still
+        have) in one transaction, or none: ``False`` and nothing changed when one of them is
+        gone, deleted, in another context or changed since."""
+        d = self.sql.dialect
+        ids = sorted(versions)
+        with self.sql.write(workspace_id) as tx:
+            # FOR UPDATE: a concurrent edit or forget of one of them waits for this
+            # transaction, or this one sees its result and refuses.
+            rows = select_among(
+                tx,
+                d,
+                "SELECT id, updated_at, embedding_status FROM memories WHERE workspace_id = %s "
+                f"AND context_id = %s AND deleted_at IS NULL AND {{among}}{d.for_update}",
+                "id",
+                ids,
+                before=(workspace_id, context_id),
+            )
+            found = {row["id"]: row for row in rows}
+            if len(found) != len(ids) or any(
+                d.read_time(found[i]["updated_at"]) != versions[i] for i in ids
+            ):
+                return False
+            stamp = d.time(now)
+            select_among(
+                tx,
+                d,
+                "UPDATE memories SET deleted_at = %s, updated_at = %s "
+                "WHERE workspace_id = %s AND {among} RETURNING id",
+                "id",
+                ids,
+                before=(stamp, stamp, workspace_id),
+            )
+            removals = [i for i in ids if found[i]["embedding_status"] == "ready"]
+            if removals:
+                self._removed(tx, workspace_id, context_id, removals)
+        return True
+
+    def purge_memory(self, workspace_id: str, memory_id: str) -> bool:
+        with self.sql.write(workspace_id) as tx:
+            row = tx.execute(_PURGE, (workspace_id, memory_id)).fetchone()
+            live = row is not None and row["deleted_at"] is None
+            return self._left(tx, workspace_id, memory_id, row, live=live)
+
+    def record_access(self, workspace_id: str, memory_id: str, now: datetime) -> None:
+        with self.sql.write(workspace_id) as tx:
+            tx.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = %s "
+                "WHERE workspace_id = %s AND id = %s",
+                (self.sql.dialect.time(now), workspace_id, memory_id),
+            )
+
+    def list_memories(
+        self,
+        workspace_id: str,
+        context_ids: Sequence[str],
+        flt: MemoryFilter,
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[MemoryRow]:
+        """Newest first, keyset-paginated on ``(created_at, id)``."""
+        d = self.sql.dialect
+        where, params = memory_filter(d, workspace_id, context_ids, flt)
+        if after is not None:
+            where += f" AND (m.created_at, m.id{d.binary}) < (%s, %s)"
+            params += [d.time(after[0]), after[1]]
+        query = (
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} "
+            f"ORDER BY m.created_at DESC, m.id{d.binary} DESC LIMIT %s"
+        )
+        with self.sql.read(workspace_id) as tx:
+            rows = tx.execute(query, (*params, limit)).fetchall()
+        return [memory_from_row(d, row) for row in rows]
+
+    def count_memories(self, workspace_id: str, context_id: str) -> int:
+        with self.sql.read(workspace_id) as tx:
+            return tx.execute(_COUNT_LIVE, (workspace_id, context_id)).fetchone()["n"]
+
+    def _left(
+        self, tx: Transaction, workspace_id: str, memory_id: str, row: Any, *, live: bool
+    ) -> bool:
+        """A statement took the memory out (``row``: its ``context_id`` and
+        ``embedding_status``, ``None`` if nothing matched); a live one leaves the index."""
+        if row is None:
+            return False
+        if live and row["embedding_status"] == "ready":
+            self._removed(tx, workspace_id, row["context_id"], [memory_id])
+        return True
+
+    def _removed(
+        self, tx: Transaction, workspace_id: str, context_id: str, memory_ids: Sequence[str]
+    ) -> None:
+        """Ready vectors of a context left the index: a new generation, the caches told."""
+        generations = bump_generations(tx, self.sql.dialect, workspace_id, [context_id])
+        self._vectors_removed(context_id, generations.get(context_id, 0), memory_ids)

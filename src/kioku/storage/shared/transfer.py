@@ -1,0 +1,207 @@
+"""Moving a workspace: dump every row from one snapshot, restore rows as they were.
+
+Both run in one transaction scoped to the workspace; the dump streams (PostgreSQL: a
+server-side cursor), the restore inserts in batches. Only a vector's stored form differs: a
+backend's ``vector_form`` says how it is read and written. The records and their order:
+``storage/transfer.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import groupby, islice
+from typing import Any, Protocol
+
+import numpy as np
+
+from kioku.errors import ConflictError
+from kioku.storage.records import ConnectorRow, ContextRow, EdgeRow, FeedbackRow, StateRow
+from kioku.storage.shared.connectors import connector_from_row
+from kioku.storage.shared.contexts import encode_column
+from kioku.storage.shared.database import (
+    ALL_WORKSPACES,
+    Database,
+    Dialect,
+    record,
+    select_among,
+)
+from kioku.storage.shared.feedback import feedback_from_row
+from kioku.storage.shared.memories import Lexicon, bump_generations, insert_statement
+from kioku.storage.shared.rows import (
+    MEMORY_COLUMNS,
+    MEMORY_FIELDS,
+    context_from_row,
+    memory_from_row,
+)
+from kioku.storage.shared.state import state_from_row
+from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
+
+_BATCH = 500
+_ID_TABLES: dict[IdKind, str] = {
+    "connector": "connectors",
+    "context": "contexts",
+    "memory": "memories",
+    "feedback": "retrieval_feedback",
+}
+_TABLES: dict[type, tuple[str, tuple[str, ...]]] = {
+    ConnectorRow: ("connectors", ("id", "workspace_id", "kind", "name", "config", "created_at",
+                                  "updated_at")),
+    ContextRow: ("contexts", ("id", "workspace_id", "name", "description", "trust_tier",
+                              "sleep_mode", "search_config", "embedding_model", "embedding_dim",
+                              "created_at", "updated_at", "connector_id")),
+    EdgeRow: ("memory_edges", ("workspace_id", "context_id", "source_id", "target_id", "weight",
+                               "origin", "trust_tier", "created_at", "updated_at")),
+    # seq is assigned anew: events are restored in their original order, so it stays ordered.
+    FeedbackRow: ("retrieval_feedback", ("id", "workspace_id", "context_id", "memory_id",
+                                         "helpful", "query", "note", "actor", "channel",
+                                         "created_at")),
+    StateRow: ("agent_states", ("workspace_id", "context_id", "key", "value", "expires_at",
+                                "created_at", "updated_at")),
+}  # fmt: skip
+"""Each restored record's table and columns (its ``workspace_id`` is the target's)."""
+
+
+def _value(d: Dialect, workspace_id: str, row: Any, column: str) -> Any:
+    if column == "workspace_id":
+        return workspace_id
+    value = getattr(row, column)
+    return d.json(value, sort_keys=True) if column == "config" else encode_column(d, column, value)
+
+
+def _insert(d: Dialect, table: str, columns: Sequence[str]) -> str:
+    marks = [d.json_param if (table, c) == ("agent_states", "value") else "%s" for c in columns]
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
+
+
+@dataclass(frozen=True)
+class VectorForm:
+    """How an engine's ``memories.embedding`` travels in a dump."""
+
+    select: str
+    """A select-list item reading it in the form ``read`` takes, named ``vector``."""
+    mark: str
+    """The placeholder of a value ``write`` made."""
+    read: Callable[[Any], np.ndarray]
+    write: Callable[[np.ndarray], Any]
+
+
+class TransferStore(Protocol):
+    """Workspace transfer primitives (``kioku export`` / ``kioku import``), written once."""
+
+    sql: Database
+    lexicon: Lexicon
+    vector_form: VectorForm
+
+    def _vectors_changed(self, context_ids: Sequence[str]) -> None:
+        """A vector cache of these contexts may be stale: drop it (the backend defines it)."""
+
+    def dump_workspace(self, workspace_id: str, now: datetime) -> Iterator[TransferRow]:
+        """Every row of a workspace, streamed in export order: contexts by id, memories by
+        (context, created_at, id) with their vectors (deleted and superseded ones too),
+        feedback by sequence, live state keys by (context, key).
+
+        Consume it before other store calls on the same thread (it holds a read transaction).
+        """
+        d, b = self.sql.dialect, self.sql.dialect.binary
+        ws = (workspace_id,)
+        # One snapshot: a write landing during the export is wholly in the file or out of it.
+        with self.sql.snapshot(workspace_id) as tx:
+            for row in tx.stream(
+                "SELECT id, workspace_id, kind, name, config, created_at, updated_at "
+                f"FROM connectors WHERE workspace_id = %s ORDER BY id{b}",
+                ws,
+            ):
+                yield connector_from_row(d, row)
+            for row in tx.stream(
+                f"SELECT * FROM contexts WHERE workspace_id = %s ORDER BY id{b}", ws
+            ):
+                yield context_from_row(d, row)
+            for row in tx.stream(
+                f"SELECT {MEMORY_COLUMNS}, embedding_model, {self.vector_form.select} "
+                f"FROM memories WHERE workspace_id = %s "
+                f"ORDER BY context_id{b}, created_at, id{b}",
+                ws,
+            ):
+                vector = None if row["vector"] is None else self.vector_form.read(row["vector"])
+                yield MemoryDump(memory_from_row(d, row), row["embedding_model"], vector)
+            for row in tx.stream(
+                "SELECT workspace_id, context_id, source_id, target_id, weight, origin, "
+                "trust_tier, created_at, updated_at FROM memory_edges WHERE workspace_id = %s "
+                f"ORDER BY context_id{b}, source_id{b}, target_id{b}",
+                ws,
+            ):
+                yield record(d, EdgeRow, row, times=("created_at", "updated_at"))
+            for row in tx.stream(
+                "SELECT id, seq, workspace_id, context_id, memory_id, helpful, query, note, "
+                "actor, channel, created_at FROM retrieval_feedback WHERE workspace_id = %s "
+                "ORDER BY seq",
+                ws,
+            ):
+                yield feedback_from_row(d, row)
+            for row in tx.stream(
+                f"SELECT context_id, key, {d.json_text('value')}, expires_at, created_at, "
+                "updated_at FROM agent_states WHERE workspace_id = %s "
+                f"AND (expires_at IS NULL OR expires_at > %s) ORDER BY context_id{b}, key{b}",
+                (workspace_id, d.time(now)),
+            ):
+                yield state_from_row(d, row)
+
+    def restore_workspace(self, workspace_id: str, rows: Iterable[TransferRow]) -> None:
+        """Insert dumped rows as they were (ids, timestamps, counters, vectors), in one
+        transaction: all or nothing. Rows come in dependency order; vector caches are
+        invalidated for every restored context."""
+        d = self.sql.dialect
+        memories = insert_statement(
+            self.lexicon,
+            [*MEMORY_FIELDS, "embedding", "embedding_model"],
+            [*(["%s"] * len(MEMORY_FIELDS)), self.vector_form.mark, "%s"],
+        )
+        contexts: list[str] = []
+        try:
+            with self.sql.write(workspace_id) as tx:
+                for kind, group in groupby(rows, type):
+                    for batch in _batches(group):
+                        if kind is MemoryDump:
+                            values = [self._dump_values(workspace_id, dump) for dump in batch]
+                            self.lexicon.insert(tx, workspace_id, memories, values)
+                            continue
+                        table, columns = _TABLES[kind]
+                        if kind is ContextRow:
+                            contexts += [row.id for row in batch]
+                        tx.executemany(
+                            _insert(d, table, columns),
+                            [[_value(d, workspace_id, row, c) for c in columns] for row in batch],
+                        )
+                bump_generations(tx, d, workspace_id, contexts)
+        except Exception as exc:
+            if not d.integrity_error(exc):
+                raise
+            raise ConflictError(f"import refused, nothing was written: {exc}") from exc
+        self._vectors_changed(contexts)
+
+    def existing_ids(self, kind: IdKind, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are already taken in the whole database (any workspace)."""
+        # Ids are kept on import, and they must stay unique across tenants: a lookup over all.
+        query = f"SELECT id FROM {_ID_TABLES[kind]} WHERE {{among}}"
+        found: set[str] = set()
+        with self.sql.read(ALL_WORKSPACES) as tx:
+            for start in range(0, len(ids), 10_000):
+                chunk = ids[start : start + 10_000]
+                found.update(
+                    row["id"] for row in select_among(tx, self.sql.dialect, query, "id", chunk)
+                )
+        return found
+
+    def _dump_values(self, workspace_id: str, dump: MemoryDump) -> tuple[tuple[Any, ...], str]:
+        """The memory INSERT's parameters for a dumped memory, and its tokens."""
+        d = self.sql.dialect
+        values = [_value(d, workspace_id, dump.row, column) for column in MEMORY_FIELDS]
+        vector = None if dump.vector is None else self.vector_form.write(dump.vector)
+        return (*values, vector, dump.embedding_model), dump.lexical_tokens
+
+
+def _batches(rows: Iterator[TransferRow]) -> Iterator[list[Any]]:
+    while batch := list(islice(rows, _BATCH)):
+        yield batch
