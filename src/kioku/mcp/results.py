@@ -145,24 +145,24 @@ def _forget_result(result: ForgetResult) -> Any:
     return data
 
 
-@agent_json.register
-def _pinned(result: PinnedResult) -> Any:
-    items = [{**memory_json(item, listed=True), "lane": item.lane} for item in result.items]
+def _delivered(items: list[dict[str, Any]], result: PinnedResult | UpcomingResult) -> Any:
+    """Delivered memories (load_pinned, upcoming) and whether the cap cut some."""
     return {
         "items": items,
         "truncated": result.truncated,
         "total_available": result.total_available,
     }
+
+
+@agent_json.register
+def _pinned(result: PinnedResult) -> Any:
+    items = [{**memory_json(item, listed=True), "lane": item.lane} for item in result.items]
+    return _delivered(items, result)
 
 
 @agent_json.register
 def _upcoming(result: UpcomingResult) -> Any:
-    items = [memory_json(item, listed=True) for item in result.items]
-    return {
-        "items": items,
-        "truncated": result.truncated,
-        "total_available": result.total_available,
-    }
+    return _delivered([memory_json(item, listed=True) for item in result.items], result)
 
 
 @agent_json.register
