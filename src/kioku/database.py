@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from kioku.storage import Store, open_store
-from kioku.storage.migrations import head_revision, schema_revision
 from kioku.storage.urls import display_url, is_postgres_url, migration_url
 
 __all__ = ["bare_store", "display_url", "migrate"]
@@ -31,6 +30,9 @@ def bare_store(url: str) -> Iterator[Store]:
 def migrate(url: str) -> dict[str, str | None]:
     """Bring the database at ``url`` to the newest schema: its backend, the revision it was
     at (``None``: empty), the one it is at now, and the newest there is."""
+    # Only ``kioku migrate`` asks for revisions; every command imports this module.
+    from kioku.storage.migrations import head_revision, schema_revision
+
     before = schema_revision(migration_url(url))
     open_store(url).close()  # opening migrates
     after = schema_revision(migration_url(url))
