@@ -80,9 +80,7 @@ def memory_json(memory: Memory, *, listed: bool = False) -> dict[str, Any]:
     return data
 
 
-@agent_json.register
-def _memory(result: Memory) -> Any:
-    return memory_json(result)
+agent_json.register(Memory, memory_json)
 
 
 def hit_json(hit: RecallHit, *, explain: bool) -> dict[str, Any]:
@@ -178,9 +176,7 @@ def state_json(state: State) -> dict[str, Any]:
     return data
 
 
-@agent_json.register
-def _state(state: State) -> Any:
-    return state_json(state)
+agent_json.register(State, state_json)
 
 
 @agent_json.register
