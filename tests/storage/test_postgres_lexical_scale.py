@@ -4,18 +4,20 @@ exactly as the contract suite says)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
 
 from kioku.storage import open_store
+from kioku.storage.lexical_cutoff import completing_groups, expected_matches
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres import search as pg_search
-from kioku.storage.lexical_cutoff import completing_groups, expected_matches
 from kioku.storage.postgres.codec import encode_tsquery
 from kioku.storage.postgres.lexical_stats import corpus_stats
 from kioku.storage.postgres.search import candidate_terms
 from kioku.storage.records import MemoryChanges, MemoryFilter
+from kioku.storage.transfer import MemoryDump
 from tests.storage.conftest import empty_postgres_database
 from tests.storage.test_contract import T0, new_context, new_memory
 
@@ -190,6 +192,29 @@ def test_statistics_table_follows_every_kind_of_write(pg: PostgresStore) -> None
         left = conn.execute("SELECT count(*) AS n FROM lexical_term_stats WHERE workspace_id = %s "
                             "AND context_id = %s", (ws, ctx)).fetchone()  # fmt: skip
     assert left == {"n": 0}  # a deleted context leaves no terms behind
+
+
+def test_an_imported_workspace_has_its_statistics(pg: PostgresStore) -> None:
+    """``kioku import`` writes memories in batches of one statement each (restore_workspace):
+    the trigger counts them as remember_batch's."""
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    rows = [new_memory(ctx, f"m{i}", tokens=f"zebra common w{i % 7}") for i in range(1200)]
+    pg.insert_memories(ws, rows)
+    pg.soft_delete_memory(ws, rows[0].id, T0)
+    tokens = {row.id: row.lexical_tokens for row in rows}
+    dump = [
+        dataclasses.replace(row, lexical_tokens=tokens[row.row.id])
+        if isinstance(row, MemoryDump)
+        else row
+        for row in pg.dump_workspace(ws, T0)
+    ]
+    copy = pg.ensure_workspace("alpha-copy").id
+    pg.restore_workspace(copy, dump)
+    terms = ["common", "w0", "w6", "zebra", "absent"]
+    n, avgdl, dfs = _stats(pg, copy, ctx, terms)
+    want = _counted(pg, copy, ctx, terms)
+    assert n == 1199 and (n, dfs) == (want[0], want[2]) and avgdl == pytest.approx(want[1])
 
 
 def test_another_workspace_never_moves_a_score(pg: PostgresStore) -> None:
