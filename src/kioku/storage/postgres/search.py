@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, LiteralString
 
 import numpy as np
 from psycopg import Connection, sql
@@ -254,14 +254,15 @@ class _Scoring:
     def __init__(
         self,
         conn: Connection[DictRow],
-        where: str,
+        where: LiteralString,
         params: Sequence[Any],
         terms: list[str],
         weights: list[float],
         avgdl: float,
         limit: int,
     ) -> None:
-        self.conn, self.where, self.params = conn, where, params
+        self.conn, self.params = conn, params
+        self.where: LiteralString = where
         self.terms, self.weights, self.limit = terms, weights, limit
         self.avgdl = avgdl if avgdl > 0 else 1.0
 
