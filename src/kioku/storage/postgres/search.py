@@ -27,7 +27,7 @@ cutoff checks its own answer (max-score's certificate, ``completing_groups``): a
 holding none of the selecting terms can score at most the sum of idf x (k1 + 1) over the
 left-out terms it holds; the sets of left-out terms that could reach the k-th score found
 are searched too (their AND, without the selecting terms), when that second search is
-expected to score at most ``CANDIDATE_BUDGET`` memories (and at most ``MAX_GROUPS`` sets).
+expected to score at most ``CERTIFICATE_BUDGET`` memories (and at most ``MAX_GROUPS`` sets).
 Then the top k is exact BM25's; otherwise a memory sharing nothing but common words with the
 query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo and JSQuAD
 benchmarks) stay under the budget and score every candidate.
@@ -73,8 +73,10 @@ B = 0.75
 
 CANDIDATE_BUDGET = 5_000
 """Above this many postings over all query terms, only the rarer terms select the memories to
-score (see ``candidate_terms``); also the most memories the certificate's second search is
-expected to score."""
+score (see ``candidate_terms``)."""
+CERTIFICATE_BUDGET = 5_000
+"""The most memories the certificate's second search is expected to score (else it is not
+run, and the cutoff's answer stands)."""
 MAX_GROUPS = 32
 """At most this many sets of left-out terms in the certificate's second search."""
 
@@ -124,7 +126,7 @@ class PostgresSearchLane:
                 threshold = rows[-1][1] if len(rows) >= limit else 0.0
                 # The bound is compared with a little slack: a tie may still enter by its id.
                 groups = completing_groups(left, threshold * (1 - 1e-9), MAX_GROUPS)
-                if groups and expected_matches(groups, dfs, n) <= CANDIDATE_BUDGET:
+                if groups and expected_matches(groups, dfs, n) <= CERTIFICATE_BUDGET:
                     extra = scoring.run(encode_tsquery_groups(groups, selecting))
                     rows = sorted([*rows, *extra], key=lambda r: (-r[1], r[0].encode()))[:limit]
         return [ScoredId(memory_id, score) for memory_id, score in rows]
