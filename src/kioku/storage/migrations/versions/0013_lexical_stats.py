@@ -15,8 +15,10 @@ with transition tables, so a multi-row INSERT (``remember_batch``) folds into on
 distinct term. An UPDATE changes the statistics only for the rows whose tokens, length,
 liveness or context changed (an embedding or access-count update cancels out and writes
 nothing). Rows whose count reaches zero are deleted (a forgotten context leaves no terms
-behind). Upserts run in (workspace, context, term) order, so two writers lock shared rows in
-the same order.
+behind). Every write that changes anything upserts its contexts' scope rows first (even by
+zero), in (workspace, context) order, then the term rows in (workspace, context, term) order:
+the scope row is where the writers of one context queue, before they touch a term row, so
+they cannot deadlock on the terms.
 
 PostgreSQL only (SQLite's FTS5 keeps its own statistics per workspace table, see 0009).
 Row-level security as on every tenant table; the backfill runs with
@@ -81,7 +83,7 @@ BEGIN
     INSERT INTO lexical_scope_stats AS s (workspace_id, context_id, n, total_length)
     SELECT x.w, x.c, sum(x.sg), sum(x.sg * x.l)
       FROM unnest(ws, ctx, lens, signs) AS x(w, c, l, sg)
-     GROUP BY x.w, x.c HAVING sum(x.sg) <> 0 OR sum(x.sg * x.l) <> 0
+     GROUP BY x.w, x.c
      ORDER BY x.w, x.c
     ON CONFLICT (workspace_id, context_id) DO UPDATE
        SET n = s.n + excluded.n, total_length = s.total_length + excluded.total_length;
