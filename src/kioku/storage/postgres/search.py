@@ -6,7 +6,7 @@ Lexical leg (BM25, k1 = 1.2, b = 0.75). Each memory stores kioku's own tokens ve
 
 * the corpus is the live memories (``deleted_at IS NULL``) of the workspace and the given
   contexts: N = their number, avgdl = their mean ``lexical_length``, and for each distinct
-  query term df = how many of them contain it (each a GIN index lookup);
+  query term df = how many of them contain it;
 * idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), the Lucene form, never negative;
 * the candidates are the memories passing the filter whose tokens match the OR of the terms
   (the GIN index again); each scores
@@ -28,7 +28,7 @@ holding none of the selecting terms can score at most the sum of idf x (k1 + 1) 
 left-out terms it holds; the sets of left-out terms that could reach the k-th score found
 are searched too (their AND, without the selecting terms), when that second search is
 expected to score at most ``CERTIFICATE_BUDGET`` memories (and at most ``MAX_GROUPS`` sets).
-Then the top k is exact BM25's; otherwise a memory sharing nothing but common words with the
+Then the top k is exact BM25's (ties aside); otherwise a memory sharing nothing but common words with the
 query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo and JSQuAD
 benchmarks) stay under the budget and score every candidate.
 
