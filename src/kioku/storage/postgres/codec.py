@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,14 @@ def encode_tokens(tokens: str) -> tuple[str, int]:
 def encode_tsquery(terms: list[str]) -> str:
     """OR of the terms, each a verbatim lexeme."""
     return " | ".join(_quote_lexeme(term) for term in terms)
+
+
+def encode_tsquery_groups(groups: Sequence[Sequence[str]], excluding: Sequence[str]) -> str:
+    """OR of the groups (each the AND of its terms), and none of ``excluding``."""
+    any_group = " | ".join(
+        "(" + " & ".join(_quote_lexeme(term) for term in group) + ")" for group in groups
+    )
+    return f"({any_group}) & !({encode_tsquery(list(excluding))})"
 
 
 def encode_vector(vector: np.ndarray) -> str:

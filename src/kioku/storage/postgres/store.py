@@ -226,33 +226,47 @@ class PostgresStore(
     # ------------------------------------------------------------ memories
 
     def insert_memories(self, workspace_id: str, rows: Sequence[NewMemory]) -> None:
-        params = []
-        for row in rows:
-            tokens, length = encode_tokens(row.lexical_tokens)
-            params.append(
-                (
-                    row.id, workspace_id, row.context_id, row.summary, row.content, row.type,
-                    Jsonb(row.tags), row.importance, row.delivery_mode, row.trigger_from,
-                    row.trigger_until, row.source_type, row.source_uri, row.trust_tier,
-                    row.created_at, row.created_at, row.instruction_like, tokens, length,
-                    row.external_id, row.external_owner, row.tainted, row.thread,
-                    row.thread_position,
-                )
-            )  # fmt: skip
-        if not params:
+        if not rows:
             return
-        # One transaction: executemany either lands every row or (on any error) none.
+        encoded = [encode_tokens(row.lexical_tokens) for row in rows]
+        columns = [
+            [row.id for row in rows], [row.context_id for row in rows],
+            [row.summary for row in rows], [row.content for row in rows],
+            [row.type for row in rows], [Jsonb(row.tags) for row in rows],
+            [row.importance for row in rows], [row.delivery_mode for row in rows],
+            [row.trigger_from for row in rows], [row.trigger_until for row in rows],
+            [row.source_type for row in rows], [row.source_uri for row in rows],
+            [row.trust_tier for row in rows], [row.created_at for row in rows],
+            [row.instruction_like for row in rows], [tokens for tokens, _ in encoded],
+            [length for _, length in encoded], [row.external_id for row in rows],
+            [row.external_owner for row in rows], [row.tainted for row in rows],
+            [row.thread for row in rows], [row.thread_position for row in rows],
+        ]  # fmt: skip
+        # One statement (arrays unnested): every row lands or none, and the statistics
+        # trigger (migration 0013) folds the whole batch into one upsert per distinct term.
         try:
-            with self.db.transaction(workspace_id) as conn, conn.cursor() as cursor:
-                cursor.executemany(
+            with self.db.transaction(workspace_id) as conn:
+                conn.execute(
                     "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
                     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, "
                     "source_uri, trust_tier, created_at, updated_at, instruction_like, "
                     "lexical_tokens, lexical_length, external_id, external_owner, tainted, "
                     "thread, thread_position) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                    "%s, %s::tsvector, %s, %s, %s, %s, %s, %s)",
-                    params,
+                    "SELECT r.id, %s, r.context_id, r.summary, r.content, r.type, r.tags, "
+                    "r.importance, r.delivery_mode, r.trigger_from, r.trigger_until, "
+                    "r.source_type, r.source_uri, r.trust_tier, r.created_at, r.created_at, "
+                    "r.instruction_like, r.tokens::tsvector, r.length, r.external_id, "
+                    "r.external_owner, r.tainted, r.thread, r.thread_position "
+                    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                    "%s::jsonb[], %s::float8[], %s::text[], %s::timestamptz[], "
+                    "%s::timestamptz[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], "
+                    "%s::boolean[], %s::text[], %s::integer[], %s::text[], %s::text[], "
+                    "%s::boolean[], %s::text[], %s::bigint[]) WITH ORDINALITY AS r(id, "
+                    "context_id, summary, content, type, tags, importance, delivery_mode, "
+                    "trigger_from, trigger_until, source_type, source_uri, trust_tier, "
+                    "created_at, instruction_like, tokens, length, external_id, external_owner, "
+                    "tainted, thread, thread_position, ord) ORDER BY r.ord",
+                    (workspace_id, *columns),
                 )
         except errors.UniqueViolation as exc:
             if "ux_memories_external" not in str(exc):

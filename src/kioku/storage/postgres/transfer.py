@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, LiteralString
 
 import numpy as np
-from psycopg import Connection, errors
+from psycopg import Connection, Cursor, errors
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
@@ -42,13 +42,23 @@ _INSERT: dict[type, LiteralString] = {
     ContextRow: "INSERT INTO contexts (id, workspace_id, name, description, trust_tier, "
     "sleep_mode, search_config, embedding_model, embedding_dim, created_at, updated_at, "
     "connector_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+    # A batch of memories is one statement (its columns as arrays, unnested): the statistics
+    # trigger (migration 0013) then folds the batch into one upsert per distinct term.
     MemoryDump: "INSERT INTO memories (id, workspace_id, context_id, summary, content, type, "
     "tags, importance, delivery_mode, trigger_from, trigger_until, source_type, source_uri, "
     "trust_tier, embedding_status, embedding, embedding_model, lexical_tokens, lexical_length, "
     "access_count, last_accessed_at, superseded_by, created_at, updated_at, deleted_at, "
-    "instruction_like, external_id, external_owner, tainted, thread, thread_position) VALUES "
-    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s::tsvector, "
-    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+    "instruction_like, external_id, external_owner, tainted, thread, thread_position) "
+    "SELECT c1, %s, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16::vector, c17, "
+    "c18::tsvector, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28, c29, c30, c31 "
+    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+    "%s::jsonb[], %s::float8[], %s::text[], %s::timestamptz[], %s::timestamptz[], %s::text[], "
+    "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::integer[], "
+    "%s::bigint[], %s::timestamptz[], %s::text[], %s::timestamptz[], %s::timestamptz[], "
+    "%s::timestamptz[], %s::boolean[], %s::text[], %s::text[], %s::boolean[], %s::text[], "
+    "%s::bigint[]) WITH ORDINALITY AS r(c1, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, "
+    "c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28, c29, c30, c31, "
+    "ord) ORDER BY ord",
     EdgeRow: "INSERT INTO memory_edges (workspace_id, context_id, source_id, target_id, weight, "
     "origin, trust_tier, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
     # seq is assigned anew: events are restored in their original order, so it stays ordered.
@@ -63,6 +73,16 @@ _INSERT: dict[type, LiteralString] = {
 def _decode_vector(sent: bytes) -> np.ndarray:
     # vector_send: int16 dimension, int16 unused, then big-endian float4s.
     return np.frombuffer(sent, dtype=">f4", offset=4).astype(np.float32)
+
+
+def _insert(cursor: Cursor[DictRow], kind: type, batch: list[tuple[Any, ...]]) -> None:
+    """Write a batch of rows of one kind: memories as one statement of column arrays."""
+    if kind is MemoryDump:
+        # The workspace is one parameter, not an array: the statement names its tenant.
+        first, workspace, *rest = (list(column) for column in zip(*batch, strict=True))
+        cursor.execute(_INSERT[kind], [workspace[0], first, *rest])
+    else:
+        cursor.executemany(_INSERT[kind], batch)
 
 
 def _params(workspace_id: str, row: TransferRow) -> tuple[Any, ...]:
@@ -171,13 +191,13 @@ class PostgresTransferLane:
                 for row in rows:
                     if type(row) is not kind or len(batch) >= _BATCH:
                         if kind is not None:
-                            cursor.executemany(_INSERT[kind], batch)
+                            _insert(cursor, kind, batch)
                         batch, kind = [], type(row)
                     if isinstance(row, ContextRow):
                         contexts.append(row.id)
                     batch.append(_params(workspace_id, row))
                 if kind is not None:
-                    cursor.executemany(_INSERT[kind], batch)
+                    _insert(cursor, kind, batch)
                 # Nothing caches vectors on PostgreSQL yet; the generation still says they
                 # changed, as every other vector write does.
                 cursor.execute(
