@@ -6,12 +6,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from kioku.storage.records import MemoryRow, NewMemory
 from kioku.storage.shared.database import Database
+from kioku.storage.shared.embeddings import bump_generation
 from kioku.storage.shared.sleep import SleepSql
 from kioku.storage.sleep import SleepStore
 from kioku.storage.sqlite.codec import decode_vector, encode_optional_time, encode_time
@@ -21,16 +22,10 @@ from kioku.storage.sqlite.lexical import ensure_lexical_table
 from kioku.storage.vector_index import VectorIndexCache
 
 
-class _VectorKeeper(Protocol):
-    index: VectorIndexCache
-
-    def _bump_generation(self, conn: sqlite3.Connection, context_id: str) -> int: ...
-
-
 class _SQLiteSleepTransaction(SleepSql):
-    def __init__(self, store: _VectorKeeper, sql: Database, conn: sqlite3.Connection, ws: str):
+    def __init__(self, index: VectorIndexCache, sql: Database, conn: sqlite3.Connection, ws: str):
         super().__init__(sql, SQLiteTransaction(conn), ws)
-        self.store = store
+        self.index = index
         self.conn = conn
         self._fts_table: str | None = None
 
@@ -45,13 +40,13 @@ class _SQLiteSleepTransaction(SleepSql):
         if superseded == row.superseded_by or not searchable:
             return
         # The vector cache holds live, unsuperseded memories: keep it in step.
-        generation = self.store._bump_generation(self.conn, row.context_id)
+        generation = bump_generation(self.tx, self.workspace_id, row.context_id)
         if superseded is not None:
-            self.store.index.apply(row.context_id, generation, removals=[row.id])
+            self.index.apply(row.context_id, generation, removals=[row.id])
             return
         blob = self.conn.execute("SELECT embedding FROM memories WHERE seq = ?", (seq,)).fetchone()
         vector: np.ndarray = decode_vector(blob[0])
-        self.store.index.apply(row.context_id, generation, upserts=[(row.id, vector)])
+        self.index.apply(row.context_id, generation, upserts=[(row.id, vector)])
 
     def insert_memory(self, row: NewMemory) -> None:
         created = encode_time(row.created_at)
@@ -85,8 +80,8 @@ class _SQLiteSleepTransaction(SleepSql):
         if row is None or row["embedding_status"] != "ready":
             return
         if row["deleted_at"] is None and row["superseded_by"] is None:
-            generation = self.store._bump_generation(self.conn, row["context_id"])
-            self.store.index.apply(row["context_id"], generation, removals=[memory_id])
+            generation = bump_generation(self.tx, self.workspace_id, row["context_id"])
+            self.index.apply(row["context_id"], generation, removals=[memory_id])
 
 
 class SQLiteSleepLane(SleepStore):
@@ -99,4 +94,4 @@ class SQLiteSleepLane(SleepStore):
     @contextmanager
     def sleep_transaction(self, workspace_id: str) -> Iterator[_SQLiteSleepTransaction]:
         with self.db.write() as conn:
-            yield _SQLiteSleepTransaction(self, self.sql, conn, workspace_id)  # type: ignore[arg-type]
+            yield _SQLiteSleepTransaction(self.index, self.sql, conn, workspace_id)
