@@ -10,12 +10,14 @@ import pytest
 
 from kioku.storage.shared.connectors import ConnectorStore
 from kioku.storage.shared.delivery import DeliveryStore
+from kioku.storage.shared.embeddings import EmbeddingStore
 from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.graph import GraphStore
 from kioku.storage.shared.jobs import JobStore
 from kioku.storage.shared.keys import KeyStore
 from kioku.storage.shared.oauth import OAuthStore
 from kioku.storage.shared.state import StateStore
-from kioku.storage.sleep_store import SleepStore
+from kioku.storage.sleep import SleepStore
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 STORAGE = SRC / "kioku" / "storage"
@@ -75,6 +77,8 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 AREAS: list[type] = [
+    GraphStore,
+    EmbeddingStore,
     ConnectorStore,
     DeliveryStore,
     FeedbackStore,

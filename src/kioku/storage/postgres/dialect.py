@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, LiteralString, cast
 
+import numpy as np
 from psycopg import Connection, Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
@@ -32,6 +33,9 @@ class PostgresDialect:
     for_share = " FOR SHARE"
     exclusive_writes = False
     json_param = "%s::jsonb"
+    for_no_key_update = " FOR NO KEY UPDATE"
+    workspace_lock = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
+    vector = "vector_send(embedding) AS vector"
 
     def json_text(self, column: str) -> str:
         return f"{column}::text AS {column}"
@@ -70,8 +74,23 @@ class PostgresDialect:
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         return f"starts_with({column}, %s)", [prefix]
 
+    def text_pair_in(
+        self, first: str, second: str, pairs: Sequence[tuple[str, str]]
+    ) -> tuple[str, list[Any]]:
+        return (
+            f"({first}, {second}) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            [[pair[0] for pair in pairs], [pair[1] for pair in pairs]],
+        )
 
-class _Transaction:
+    def unindexed(self, column: str) -> str:
+        return column
+
+    def read_vector(self, value: bytes) -> np.ndarray:
+        # vector_send: int16 dimension, int16 unused, then big-endian float4s.
+        return np.frombuffer(value, dtype=">f4", offset=4).astype(np.float32)
+
+
+class PostgresTransaction:
     __slots__ = ("conn",)
 
     def __init__(self, conn: Connection[DictRow]) -> None:
@@ -99,11 +118,11 @@ class PostgresSql:
         return memory_from_row(row)
 
     @contextmanager
-    def read(self, scope: str) -> Iterator[_Transaction]:
+    def read(self, scope: str) -> Iterator[PostgresTransaction]:
         with self.db.transaction(scope) as conn:
-            yield _Transaction(conn)
+            yield PostgresTransaction(conn)
 
     @contextmanager
-    def write(self, scope: str) -> Iterator[_Transaction]:
+    def write(self, scope: str) -> Iterator[PostgresTransaction]:
         with self.db.transaction(scope) as conn:
-            yield _Transaction(conn)
+            yield PostgresTransaction(conn)

@@ -27,7 +27,6 @@ from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
 from kioku.storage.postgres.dialect import PostgresSql
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
 from kioku.storage.postgres.filters import filter_sql
-from kioku.storage.postgres.graph import PostgresGraphLane
 from kioku.storage.postgres.jobs import PostgresJobLane
 from kioku.storage.postgres.search import PostgresSearchLane
 from kioku.storage.postgres.sleep import PostgresSleepLane
@@ -47,6 +46,7 @@ from kioku.storage.shared.connectors import ConnectorStore
 from kioku.storage.shared.database import Database
 from kioku.storage.shared.delivery import DeliveryStore
 from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.graph import GraphStore
 from kioku.storage.shared.keys import KeyStore
 from kioku.storage.shared.oauth import OAuthStore
 from kioku.storage.shared.state import StateStore
@@ -93,7 +93,7 @@ class PostgresStore(
     OAuthStore,
     PostgresJobLane,
     PostgresTransferLane,
-    PostgresGraphLane,
+    GraphStore,
     PostgresSleepLane,
     ConnectorStore,
     PostgresThreadLane,

@@ -13,6 +13,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+import numpy as np
+
 from kioku.storage.records import MemoryRow
 
 ALL_WORKSPACES = "*"
@@ -55,6 +57,14 @@ class Dialect(Protocol):
     exclusive_writes: bool
     """A write transaction takes the database's one write lock (SQLite): a write that is
     usually needless is looked for first."""
+    for_no_key_update: str
+    """Appended to a SELECT whose rows the transaction then updates without touching their
+    keys (PostgreSQL ``FOR NO KEY UPDATE``: inserts referencing them need not wait)."""
+    workspace_lock: str
+    """A statement taking a transaction-scoped lock on (key, workspace id), serializing the
+    read-compute-write of a workspace's graph (SQLite: none, its write lock already does)."""
+    vector: str
+    """A select-list item reading ``memories.embedding`` as ``vector`` (see ``read_vector``)."""
 
     def json_text(self, column: str) -> str:
         """A select-list item reading a JSON column back as its text, named ``column``."""
@@ -94,6 +104,22 @@ class Dialect(Protocol):
 
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         """``column`` begins with ``prefix`` taken literally (no LIKE wildcards)."""
+        ...
+
+    def text_pair_in(
+        self, first: str, second: str, pairs: Sequence[tuple[str, str]]
+    ) -> tuple[str, list[Any]]:
+        """``(first, second)`` is one of ``pairs`` (text, text): the condition and its
+        parameters. Each pair is looked up on an index that starts with both columns."""
+        ...
+
+    def unindexed(self, column: str) -> str:
+        """``column`` in a condition the planner must not pick an index for (SQLite
+        ``+column``: the primary key beats the workspace index on an id list)."""
+        ...
+
+    def read_vector(self, value: Any) -> np.ndarray:
+        """The ``vector`` select-list item as a float32 array."""
         ...
 
 

@@ -11,12 +11,15 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from kioku.storage.records import MemoryRow
 from kioku.storage.shared.database import Params
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
     decode_required_time,
     decode_time,
+    decode_vector,
     encode_optional_time,
     memory_from_row,
 )
@@ -51,6 +54,9 @@ class SQLiteDialect:
     for_share = ""
     exclusive_writes = True
     json_param = "%s"
+    for_no_key_update = ""
+    workspace_lock = ""  # BEGIN IMMEDIATE serializes every writer already
+    vector = "embedding AS vector"
 
     def json_text(self, column: str) -> str:
         return column
@@ -92,8 +98,25 @@ class SQLiteDialect:
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         return f"substr({column}, 1, %s) = %s", [len(prefix), prefix]
 
+    def text_pair_in(
+        self, first: str, second: str, pairs: Sequence[tuple[str, str]]
+    ) -> tuple[str, list[Any]]:
+        # A subquery over VALUES: SQLite 3.40 looks each row up on the primary key, where for
+        # "IN (VALUES …)" or an OR of equalities it may scan the workspace's rows.
+        rows = ", ".join("(%s, %s)" for _ in pairs)
+        return (
+            f"({first}, {second}) IN (SELECT column1, column2 FROM (VALUES {rows}))",
+            [value for pair in pairs for value in pair],
+        )
 
-class _Transaction:
+    def unindexed(self, column: str) -> str:
+        return f"+{column}"
+
+    def read_vector(self, value: bytes) -> np.ndarray:
+        return decode_vector(value)
+
+
+class SQLiteTransaction:
     __slots__ = ("conn",)
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -119,10 +142,10 @@ class SQLiteSql:
         return memory_from_row(row)
 
     @contextmanager
-    def read(self, scope: str) -> Iterator[_Transaction]:
-        yield _Transaction(self.db.connection())
+    def read(self, scope: str) -> Iterator[SQLiteTransaction]:
+        yield SQLiteTransaction(self.db.connection())
 
     @contextmanager
-    def write(self, scope: str) -> Iterator[_Transaction]:
+    def write(self, scope: str) -> Iterator[SQLiteTransaction]:
         with self.db.write() as conn:
-            yield _Transaction(conn)
+            yield SQLiteTransaction(conn)

@@ -24,6 +24,7 @@ from kioku.storage.records import (
 from kioku.storage.shared.database import Database
 from kioku.storage.shared.delivery import DeliveryStore
 from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.graph import GraphStore
 from kioku.storage.shared.keys import KeyStore
 from kioku.storage.shared.oauth import OAuthStore
 from kioku.storage.shared.state import StateStore
@@ -42,7 +43,6 @@ from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.connectors import SQLiteConnectorLane
 from kioku.storage.sqlite.dialect import SQLiteSql
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
-from kioku.storage.sqlite.graph import SQLiteGraphLane
 from kioku.storage.sqlite.jobs import SQLiteJobLane
 from kioku.storage.sqlite.lexical import drain_deletions, ensure_lexical_table
 from kioku.storage.sqlite.sleep import SQLiteSleepLane
@@ -78,7 +78,7 @@ class SQLiteStore(
     OAuthStore,
     SQLiteJobLane,
     SQLiteTransferLane,
-    SQLiteGraphLane,
+    GraphStore,
     SQLiteSleepLane,
     SQLiteConnectorLane,
     SQLiteThreadLane,

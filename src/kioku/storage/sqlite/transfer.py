@@ -16,6 +16,7 @@ from kioku.errors import ConflictError
 from kioku.storage.records import ConnectorRow, ContextRow, EdgeRow, FeedbackRow, StateRow
 from kioku.storage.shared.connectors import connector_from_row
 from kioku.storage.shared.feedback import feedback_from_row
+from kioku.storage.shared.graph import edge_from_row
 from kioku.storage.shared.state import state_from_row
 from kioku.storage.sqlite.codec import (
     MEMORY_COLUMNS,
@@ -29,7 +30,6 @@ from kioku.storage.sqlite.codec import (
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.dialect import SQLiteDialect
 from kioku.storage.sqlite.filters import chunked, placeholders
-from kioku.storage.sqlite.graph import _edge_from_row
 from kioku.storage.sqlite.lexical import ensure_lexical_table
 from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
 from kioku.storage.vector_index import VectorIndexCache
@@ -73,7 +73,7 @@ class SQLiteTransferLane:
                 "ORDER BY context_id, source_id, target_id",
                 (workspace_id,),
             ):
-                yield _edge_from_row(row)
+                yield edge_from_row(_DIALECT, row)
             for row in conn.execute(
                 "SELECT id, seq, workspace_id, context_id, memory_id, helpful, query, note, "
                 "actor, channel, created_at FROM retrieval_feedback "
