@@ -28,9 +28,9 @@ holding none of the selecting terms can score at most the sum of idf x (k1 + 1) 
 left-out terms it holds; the sets of left-out terms that could reach the k-th score found
 are searched too (their AND, without the selecting terms), when that second search is
 expected to score at most ``CERTIFICATE_BUDGET`` memories (and at most ``MAX_GROUPS`` sets).
-Then the top k is exact BM25's (ties aside); otherwise a memory sharing nothing but common words with the
-query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo and JSQuAD
-benchmarks) stay under the budget and score every candidate.
+Then the top k is exact BM25's (ties aside); otherwise a memory sharing nothing but common
+words with the query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo
+and JSQuAD benchmarks) stay under the budget and score every candidate.
 
 Vector leg: cosine (``<=>``) among the live, embedded memories of the contexts whose recorded
 dimension matches the query's; score = 1 - distance, ties broken by id. Exact when at most
