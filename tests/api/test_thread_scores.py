@@ -15,8 +15,7 @@ from kioku.api import create_app
 from kioku.embeddings.bundled import BundledEmbedder
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
-from tests.conftest import SyncASGIClient, make_settings, portal_client
-from tests.postgres import empty_postgres_database
+from tests.conftest import SyncASGIClient, backend_settings, portal_client
 
 pytestmark = pytest.mark.integration
 
@@ -79,11 +78,7 @@ def bundled() -> BundledEmbedder:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    if request.param == "sqlite":
-        return make_settings(tmp_path)
-    url = request.getfixturevalue("postgres_database")
-    empty_postgres_database(url)
-    return make_settings(tmp_path, database_url=url)
+    return backend_settings(request, tmp_path)
 
 
 @pytest.fixture
