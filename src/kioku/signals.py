@@ -32,6 +32,8 @@ class RankingSignals:
     """Feedback events that called this memory helpful..."""
     unhelpful: int = 0
     """...and unhelpful (both kept: contradictory events are not resolved away)."""
+    thread: tuple[str, str] | None = None
+    """(context id, thread) of a memory in a thread: recall's thread scores group by it."""
 
 
 @dataclass(frozen=True)

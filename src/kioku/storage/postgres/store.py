@@ -326,7 +326,7 @@ class PostgresStore(
     ) -> dict[str, RankingSignals]:
         with self.db.transaction(workspace_id) as conn:
             rows = conn.execute(
-                "SELECT m.id, m.importance, m.created_at, m.access_count, "
+                "SELECT m.id, m.importance, m.created_at, m.access_count, m.context_id, m.thread, "
                 "coalesce(v.helpful, 0) AS helpful, coalesce(v.unhelpful, 0) AS unhelpful "
                 "FROM memories m LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE f.helpful) "
                 "AS helpful, count(*) FILTER (WHERE NOT f.helpful) AS unhelpful "
@@ -337,7 +337,12 @@ class PostgresStore(
             ).fetchall()
         return {
             r["id"]: RankingSignals(
-                r["importance"], r["created_at"], r["access_count"], r["helpful"], r["unhelpful"]
+                r["importance"],
+                r["created_at"],
+                r["access_count"],
+                r["helpful"],
+                r["unhelpful"],
+                None if r["thread"] is None else (r["context_id"], r["thread"]),
             )
             for r in rows
         }

@@ -37,7 +37,7 @@ class SQLiteCandidateLane:
         conn = self.db.connection()
         for chunk in chunked(list(memory_ids)):
             rows = conn.execute(
-                "SELECT id, importance, created_at, access_count FROM memories "
+                "SELECT id, importance, created_at, access_count, context_id, thread FROM memories "
                 f"WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
                 (workspace_id, *chunk),
             ).fetchall()
@@ -53,6 +53,11 @@ class SQLiteCandidateLane:
             for row in rows:
                 helpful, total = votes.get(row[0], (0, 0))
                 found[row[0]] = RankingSignals(
-                    row[1], decode_required_time(row[2]), row[3], helpful, total - helpful
+                    row[1],
+                    decode_required_time(row[2]),
+                    row[3],
+                    helpful,
+                    total - helpful,
+                    None if row[5] is None else (row[4], row[5]),
                 )
         return found
