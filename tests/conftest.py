@@ -22,7 +22,7 @@ from kioku.service.principal import Principal
 from kioku.settings import Settings
 from kioku.storage import open_store
 from kioku.storage.postgres.throwaway import postgres_server, scratch_database
-from tests.postgres import app_role_url
+from tests.postgres import app_role_url, empty_postgres_database
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -45,6 +45,16 @@ def make_settings(tmp_path: Path, **overrides: object) -> Settings:
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
+
+
+def backend_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """``make_settings`` on the backend a ``params=["sqlite", "postgres"]`` fixture's
+    ``request.param`` names (PostgreSQL: the session's test database, emptied first)."""
+    if request.param == "sqlite":
+        return make_settings(tmp_path)
+    url = request.getfixturevalue("postgres_database")
+    empty_postgres_database(url)
+    return make_settings(tmp_path, database_url=url)
 
 
 @pytest.fixture

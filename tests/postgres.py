@@ -19,7 +19,7 @@ APP_ROLE = "kioku_app"
 _TABLES = (
     "workspaces, contexts, memories, retrieval_feedback, agent_states, api_keys, audit_events, "
     "oauth_clients, oauth_grants, job_claims, memory_edges, sleep_runs, sleep_actions, "
-    "connectors, ingest_requests"
+    "connectors, ingest_requests, lexical_scope_stats, lexical_term_stats"
 )
 # The append-only tables refuse TRUNCATE; the reset lifts that guard inside its own
 # transaction only, so no test ever runs without it.

@@ -28,14 +28,17 @@ def imports_of(package: str) -> set[str]:
             "storage",
             ("fastapi", "starlette", "mcp", "typer", "kioku.service", "kioku.api", "kioku.cli"),
         ),
-        ("search", ("fastapi", "typer", "kioku.storage.sqlite", "kioku.service", "kioku.api")),
+        # Search is pure functions over what storage found: the records it ranks with are
+        # kioku.signals, so it never imports storage at all.
+        ("search", ("fastapi", "typer", "kioku.storage", "kioku.service", "kioku.api")),
         (
             "service",
             ("fastapi", "starlette", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite"),
         ),
         # Surfaces reach the data through the services only.
         ("api", ("typer", "kioku.cli", "kioku.storage")),
-        ("mcp", ("fastapi", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite")),
+        ("mcp", ("fastapi", "typer", "kioku.api", "kioku.cli", "kioku.storage")),
+        ("cli", ("kioku.storage",)),
         ("embeddings", ("fastapi", "typer", "kioku.service", "kioku.api")),
         # The UI calls the services, like every surface: no SQL, no other surface's code.
         (
@@ -85,6 +88,18 @@ def test_import_direction(package: str, forbidden: tuple[str, ...]) -> None:
         if any(name == f or name.startswith(f + ".") for f in forbidden)
     }
     assert not bad, f"{package} must not import {sorted(bad)}"
+
+
+SURFACES = ("api", "mcp", "cli", "ui", "client")
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_surfaces_never_import_storage(surface: str) -> None:
+    """Every surface reaches the data through the services, opened by ``kioku.runtime`` (or,
+    for the commands that need no runtime, ``kioku.database``): no surface names a store, a
+    storage record or a SQL helper, lazily inside a function or at the top."""
+    reached = {name for name in imports_of(surface) if name.split(".")[:2] == ["kioku", "storage"]}
+    assert not reached, f"{surface} must reach storage through the services: {sorted(reached)}"
 
 
 def test_every_rest_operation_is_a_service_method() -> None:

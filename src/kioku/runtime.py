@@ -21,6 +21,7 @@ from kioku.service.jobs import Job, JobRunner, sweep_expired_state, sweep_oauth
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.model_rerank import ModelRerankConfig, ModelReranking
+from kioku.service.oauth import OAuthService
 from kioku.service.principal import Channel, Principal
 from kioku.service.purge import PurgeService
 from kioku.service.recall import RecallService
@@ -68,6 +69,8 @@ class Runtime:
     """Erasure of a context's contents or of a source, every trace of it."""
     forgetting: ForgetService = field(init=False)
     """Forget by query: a preview, then a confirmation of exactly that preview."""
+    oauth: OAuthService = field(init=False)
+    """OAuth grants for MCP clients (consent, codes, tokens), each standing for an API key."""
 
     def local_principal(self, channel: Channel) -> Principal:
         """The owner of the default workspace (dev mode, CLI, stdio MCP: no key needed)."""
@@ -161,6 +164,7 @@ def open_runtime(
     runtime.connectors = ConnectorService(store, contexts, runtime.memories, clock=clock)
     runtime.purge = PurgeService(store, contexts)
     runtime.forgetting = ForgetService(store, contexts, runtime.recall, clock)
+    runtime.oauth = OAuthService(store, runtime.keys, clock)
     if settings.sleep_interval_seconds > 0 and runtime.jobs is not None:
         every = timedelta(seconds=settings.sleep_interval_seconds)
         runtime.jobs.jobs.append(sleep_job(store, runtime.sleep.run_context, every))

@@ -12,8 +12,7 @@ import pytest
 from kioku.embeddings.bundled import BundledEmbedder
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
-from tests.conftest import ManualClock, SyncASGIClient, make_settings
-from tests.postgres import empty_postgres_database
+from tests.conftest import ManualClock, SyncASGIClient, backend_settings
 
 pytestmark = pytest.mark.integration
 
@@ -35,11 +34,7 @@ def bundled() -> BundledEmbedder:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    if request.param == "sqlite":
-        return make_settings(tmp_path)
-    url = request.getfixturevalue("postgres_database")
-    empty_postgres_database(url)
-    return make_settings(tmp_path, database_url=url)
+    return backend_settings(request, tmp_path)
 
 
 @pytest.fixture

@@ -97,6 +97,8 @@ def test_recall_brings_the_thread_neighbour_of_a_hit_along(
     client: SyncASGIClient, weight: float
 ) -> None:
     config = {"thread_weight": weight}
+    if weight == 0:  # threads off altogether: the thread-score share as well
+        config["thread_score_weight"] = 0
     assert client.post(f"{API}/contexts", json={"name": "c", "search_config": config}).is_success
     items = [{"summary": t, "thread": "dinner"} for t in TURNS]
     items += [{"summary": t, "thread": f"s{i}"} for i, t in enumerate(OTHERS)]

@@ -12,8 +12,7 @@ import pytest
 
 from kioku.runtime import Runtime
 from kioku.settings import Settings
-from tests.conftest import SyncASGIClient, make_settings
-from tests.postgres import empty_postgres_database
+from tests.conftest import SyncASGIClient, backend_settings
 
 API = "/api/v1/contexts/default"
 BAD = "\\udfff"  # as JSON text: the escape of a lone low surrogate
@@ -22,11 +21,7 @@ BAD = "\\udfff"  # as JSON text: the escape of a lone low surrogate
 @pytest.fixture(params=["sqlite", "postgres"])
 def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
     """Both backends: each failed differently (SQLite and psycopg encode, JSON answers)."""
-    if request.param == "sqlite":
-        return make_settings(tmp_path)
-    url = request.getfixturevalue("postgres_database")
-    empty_postgres_database(url)
-    return make_settings(tmp_path, database_url=url)
+    return backend_settings(request, tmp_path)
 
 
 def deep(depth: int, leaf: str = "1") -> str:

@@ -1,19 +1,27 @@
-"""The PostgreSQL lexical leg at scale: cached corpus statistics and the common-terms cutoff
-(neither applies to small scopes, which score exactly as the contract suite says)."""
+"""The PostgreSQL lexical leg at scale: the statistics tables (migration 0013) and the
+common-terms cutoff with its certificate (the cutoff applies to no small scope, which scores
+exactly as the contract suite says)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from kioku.storage import open_store
+from kioku.storage.lexical_cutoff import completing_groups, expected_matches
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres import search as pg_search
+from kioku.storage.postgres.codec import encode_tsquery
+from kioku.storage.postgres.dialect import PostgresTransaction
+from kioku.storage.postgres.lexical_stats import corpus_stats
 from kioku.storage.postgres.search import candidate_terms
-from kioku.storage.records import MemoryFilter
+from kioku.storage.records import MemoryChanges, MemoryFilter
+from kioku.storage.transfer import MemoryDump
 from tests.storage.conftest import empty_postgres_database
-from tests.storage.test_contract import new_context, new_memory
+from tests.storage.test_contract import T0, new_context, new_memory
 
 LIVE = MemoryFilter()
 
@@ -83,25 +91,175 @@ def test_cutoff_keeps_every_term_in_the_score(
     assert both.score > zebra_only[both.memory_id]  # common's share is in it
 
 
-def test_stats_are_cached_only_for_big_scopes(
+def test_the_certificate_finds_what_the_cutoff_left_out(
     pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ws, ctx, _ = _corpus(pg)
-    before = pg.lexical_search(ws, [ctx], ["zebra"], LIVE, 5)
-    extra = new_memory(ctx, "more", tokens="zebra zebra")
-    pg.insert_memories(ws, [extra])
-    # Small scope (32 memories < STATS_CACHE_MIN): the new memory's df counts at once.
-    after = pg.lexical_search(ws, [ctx], ["zebra"], LIVE, 5)
-    assert len(after) == 3 and after[-1].score != before[-1].score
+    """A memory holding two left-out terms (and no selecting one) can beat one holding only
+    the rare term: the cutoff alone misses it, the certificate's second search finds it."""
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    # 1,000 memories of ten tokens; alpha in 100 of them, beta in 100 others.
+    texts = {"rare": "zebra " + " ".join(f"r{j}" for j in range(9))}
+    texts["pair"] = "alpha " * 5 + "beta " * 5
+    for i in range(1000):
+        mid = "alpha" if i < 100 else "beta" if i < 200 else f"x{i}"
+        texts[f"noise-{i}"] = mid + " " + " ".join(f"n{i}w{j}" for j in range(9))
+    rows = {key: new_memory(ctx, key, tokens=text) for key, text in texts.items()}
+    pg.insert_memories(ws, list(rows.values()))
+    keys = {row.id: key for key, row in rows.items()}
+    query = ["zebra", "alpha", "beta"]
+    exact = pg.lexical_search(ws, [ctx], query, LIVE, 3)
+    assert [keys[h.memory_id] for h in exact[:2]] == ["pair", "rare"]  # two mid terms win
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 20)
+    # zebra (df 1) selects alone; alpha and beta (df 101 each) would burst the budget. Alone,
+    # neither can reach zebra's score; together they can, and 10 memories are expected to
+    # hold both (independence): the certificate's second search is within the budget.
+    assert candidate_terms(sorted(query), {"zebra": 1, "alpha": 101, "beta": 101}, 1) == ["zebra"]
+    cut = pg.lexical_search(ws, [ctx], query, LIVE, 1)
+    assert [(h.memory_id, h.score) for h in cut] == [(exact[0].memory_id, exact[0].score)]
 
-    monkeypatch.setattr(pg_search, "STATS_CACHE_MIN", 10)
-    cached = pg.lexical_search(ws, [ctx], ["zebra"], LIVE, 5)
-    pg.insert_memories(ws, [new_memory(ctx, "again", tokens="zebra")])
-    stale = pg.lexical_search(ws, [ctx], ["zebra"], LIVE, 5)
-    # The new memory is found at once; N and df are the cached ones (same idf as before).
-    assert len(stale) == 4
-    scores = {h.memory_id: h.score for h in cached}
-    assert all(scores[h.memory_id] == h.score for h in stale if h.memory_id in scores)
-    monkeypatch.setattr(pg_search, "STATS_TTL_S", 0.0)
-    fresh = pg.lexical_search(ws, [ctx], ["zebra"], LIVE, 5)
-    assert {h.memory_id: h.score for h in fresh}[extra.id] != scores[extra.id]
+
+def test_completing_groups_cover_every_term_set_that_could_reach_the_threshold() -> None:
+    bounds = {"a": 5.0, "b": 3.0, "c": 2.0, "d": 0.5}
+    assert completing_groups(bounds, 11.0, 10) == []  # all of them add up to 10.5
+    assert completing_groups(bounds, 4.0, 10) == [("a",), ("b", "c")]  # b + d = 3.5
+    assert completing_groups(bounds, 4.0, 1) is None
+    # Every subset reaching the threshold holds one of the groups.
+    groups = completing_groups(bounds, 6.0, 10)
+    assert groups is not None
+    for mask in range(16):
+        subset = {t for i, t in enumerate(bounds) if mask >> i & 1}
+        if sum(bounds[t] for t in subset) >= 6.0:
+            assert any(set(g) <= subset for g in groups), subset
+
+
+def test_expected_matches_assumes_independent_terms() -> None:
+    dfs = {"a": 100, "b": 50}
+    assert expected_matches([("a",), ("a", "b")], dfs, 1000) == pytest.approx(100 + 5)
+
+
+def _stats(pg: PostgresStore, ws: str, ctx: str, terms: list[str]) -> tuple[int, float, dict]:
+    with pg.db.transaction(ws) as conn:
+        return corpus_stats(conn, ws, [ctx], terms)
+
+
+def _counted(pg: PostgresStore, ws: str, ctx: str, terms: list[str]) -> tuple[int, float, dict]:
+    """The statistics counted from the rows, as the leg did before migration 0013."""
+    with pg.db.transaction(ws) as conn:
+        row = conn.execute(
+            "SELECT count(*) AS n, coalesce(avg(lexical_length), 0)::float8 AS avgdl "
+            "FROM memories WHERE workspace_id = %s AND context_id = %s AND deleted_at IS NULL",
+            (ws, ctx),
+        ).fetchone()
+        assert row is not None
+        dfs = {
+            term: conn.execute(
+                "SELECT count(*) AS n FROM memories WHERE workspace_id = %s AND context_id = %s "
+                "AND deleted_at IS NULL AND lexical_tokens @@ %s::tsquery",
+                (ws, ctx, encode_tsquery([term])),
+            ).fetchone()["n"]  # type: ignore[index]  # count(*) always returns a row
+            for term in terms
+        }
+    return row["n"], row["avgdl"], dfs
+
+
+def test_statistics_table_follows_every_kind_of_write(pg: PostgresStore) -> None:
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    other = new_context(pg, ws, "d").id
+    rows = [new_memory(ctx, f"m{i}", tokens=f"zebra common w{i % 3}") for i in range(12)]
+    pg.insert_memories(ws, rows)
+    terms = ["common", "w0", "w1", "zebra", "new", "absent"]
+
+    def agree() -> None:
+        for scope in (ctx, other):
+            n, avgdl, dfs = _stats(pg, ws, scope, terms)
+            want = _counted(pg, ws, scope, terms)
+            assert (n, dfs) == (want[0], want[2]) and avgdl == pytest.approx(want[1])
+
+    agree()
+    pg.update_memory(ws, rows[0].id, MemoryChanges(lexical_tokens="new new words"), T0)
+    pg.soft_delete_memory(ws, rows[1].id, T0)
+    with pg.db.transaction(ws) as conn:  # a bulk update that leaves the tokens alone
+        conn.execute(
+            "UPDATE memories SET access_count = access_count + 1 WHERE workspace_id = %s", (ws,)
+        )
+        conn.execute("UPDATE memories SET context_id = %s WHERE workspace_id = %s AND id = %s",
+                     (other, ws, rows[2].id))  # fmt: skip
+    agree()
+    pg.purge_memory(ws, rows[3].id)
+    pg.delete_context(ws, ctx)
+    agree()
+    with pg.db.transaction(ws) as conn:
+        left = conn.execute("SELECT count(*) AS n FROM lexical_term_stats WHERE workspace_id = %s "
+                            "AND context_id = %s", (ws, ctx)).fetchone()  # fmt: skip
+    assert left == {"n": 0}  # a deleted context leaves no terms behind
+
+
+def test_an_imported_workspace_has_its_statistics(pg: PostgresStore) -> None:
+    """``kioku import`` writes memories in batches of one statement each (restore_workspace):
+    the trigger counts them as remember_batch's."""
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    rows = [new_memory(ctx, f"m{i}", tokens=f"zebra common w{i % 7}") for i in range(1200)]
+    pg.insert_memories(ws, rows)
+    pg.soft_delete_memory(ws, rows[0].id, T0)
+    tokens = {row.id: row.lexical_tokens for row in rows}
+    dump = [
+        dataclasses.replace(row, lexical_tokens=tokens[row.row.id])
+        if isinstance(row, MemoryDump)
+        else row
+        for row in pg.dump_workspace(ws, T0)
+    ]
+    copy = pg.ensure_workspace("alpha-copy").id
+    pg.restore_workspace(copy, dump)
+    terms = ["common", "w0", "w6", "zebra", "absent"]
+    n, avgdl, dfs = _stats(pg, copy, ctx, terms)
+    want = _counted(pg, copy, ctx, terms)
+    assert n == 1199 and (n, dfs) == (want[0], want[2]) and avgdl == pytest.approx(want[1])
+
+
+def test_another_workspace_never_moves_a_score(pg: PostgresStore) -> None:
+    alpha = pg.ensure_workspace("alpha").id
+    beta = pg.ensure_workspace("beta").id
+    a_ctx = new_context(pg, alpha, "c").id
+    b_ctx = new_context(pg, beta, "c").id
+    pg.insert_memories(alpha, [new_memory(a_ctx, f"a{i}", tokens=f"zebra x{i}") for i in range(3)])
+    pg.insert_memories(alpha, [new_memory(a_ctx, "filler", tokens="filler words")])
+    before = pg.lexical_search(alpha, [a_ctx], ["zebra"], LIVE, 5)
+    pg.insert_memories(beta, [new_memory(b_ctx, f"b{i}", tokens="zebra zebra") for i in range(50)])
+    after = pg.lexical_search(alpha, [a_ctx], ["zebra"], LIVE, 5)
+    assert [(h.memory_id, h.score) for h in after] == [(h.memory_id, h.score) for h in before]
+    # The other tenant's context id under one's own workspace reads nothing.
+    assert _stats(pg, alpha, b_ctx, ["zebra"]) == (0, 0.0, {"zebra": 0})
+
+
+def test_a_batch_of_memories_is_one_insert_statement(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """remember_batch and ``kioku import`` insert a batch as one ``unnest`` statement, so the
+    statistics trigger folds the batch into one upsert per distinct term (not one per row)."""
+    inserts: list[str] = []
+    execute, executemany = PostgresTransaction.execute, PostgresTransaction.executemany
+
+    def spy(self: PostgresTransaction, query: str, params: Any = ()) -> Any:
+        if query.startswith("INSERT INTO memories"):
+            inserts.append(query)
+        return execute(self, query, params)
+
+    def spy_many(self: PostgresTransaction, query: str, params: Any) -> None:
+        if query.startswith("INSERT INTO memories"):
+            inserts.extend(query for _ in params)
+        executemany(self, query, params)
+
+    monkeypatch.setattr(PostgresTransaction, "execute", spy)
+    monkeypatch.setattr(PostgresTransaction, "executemany", spy_many)
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    pg.insert_memories(ws, [new_memory(ctx, f"m{i}", tokens=f"zebra w{i}") for i in range(40)])
+    assert len(inserts) == 1 and "unnest(" in inserts[0]
+    dump = list(pg.dump_workspace(ws, T0))
+    copy = pg.ensure_workspace("alpha-copy").id
+    pg.restore_workspace(copy, dump)
+    assert len(inserts) == 2 and "unnest(" in inserts[1]
+    assert len(pg.list_memories(copy, [ctx], LIVE, None, 100)) == 40

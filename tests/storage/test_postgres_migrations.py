@@ -26,6 +26,8 @@ KIOKU_TABLES = {
     "audit_events", "oauth_clients", "oauth_grants", "job_claims", "memory_edges",
     "sleep_runs", "sleep_actions", "connectors", "ingest_requests",
 }  # fmt: skip
+POSTGRES_ONLY_TABLES = {"lexical_scope_stats", "lexical_term_stats"}
+"""BM25's statistics (migration 0013): SQLite's FTS5 keeps its own."""
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
@@ -126,7 +128,7 @@ def count(conn: Connection, query: LiteralString, *params: object) -> int:
 
 
 def test_upgrade_creates_every_table_and_the_vector_extension(conn: Connection) -> None:
-    assert table_names(conn) == KIOKU_TABLES | {"alembic_version"}
+    assert table_names(conn) == KIOKU_TABLES | POSTGRES_ONLY_TABLES | {"alembic_version"}
     assert count(conn, "SELECT count(*) FROM pg_extension WHERE extname = 'vector'") == 1
 
 
@@ -146,7 +148,9 @@ def test_columns_and_nullability_mirror_sqlite(conn: Connection, tmp_path: Path)
         (table, column, nullable == "YES")
         for table, column, nullable in conn.execute(
             "SELECT table_name, column_name, is_nullable FROM information_schema.columns "
-            "WHERE table_schema = 'public' AND table_name <> 'alembic_version'"
+            "WHERE table_schema = 'public' AND table_name <> 'alembic_version' "
+            "AND NOT table_name = ANY(%s)",
+            (list(POSTGRES_ONLY_TABLES),),
         )
     }
     # The one difference: the lexical index is columns here, FTS5 tables on SQLite.
@@ -320,4 +324,27 @@ def test_downgrade_to_base_and_upgrade_again(postgres_url: str) -> None:
             assert count(conn, functions, "%append_only") == 0
         upgrade_database(sqlalchemy_url(url))
         with psycopg.connect(url) as conn:
-            assert table_names(conn) == KIOKU_TABLES | {"alembic_version"}
+            assert table_names(conn) == KIOKU_TABLES | POSTGRES_ONLY_TABLES | {"alembic_version"}
+
+
+def test_lexical_statistics_are_backfilled_and_dropped(postgres_url: str) -> None:
+    """0013 counts the live memories already there; its downgrade removes tables and trigger."""
+    with scratch_database(postgres_url) as url:
+        upgrade_database(sqlalchemy_url(url), "0011_threads")
+        with psycopg.connect(url) as conn:
+            ws = add_workspace(conn)
+            ctx = add_context(conn, ws)
+            for tokens, deleted in (("'a':1,2 'b':1", None), ("'a':1", None), ("'c':1", T0)):
+                add_memory(conn, ws, ctx, lexical_tokens=tokens, lexical_length=2,
+                           deleted_at=deleted)  # fmt: skip
+        upgrade_database(sqlalchemy_url(url))
+        with psycopg.connect(url) as conn:
+            conn.execute("SELECT set_config('kioku.workspace_id', '*', false)")
+            scope = conn.execute("SELECT n, total_length FROM lexical_scope_stats").fetchall()
+            terms = conn.execute("SELECT term, df FROM lexical_term_stats ORDER BY term")
+            assert scope == [(2, 4)] and terms.fetchall() == [("a", 2), ("b", 1)]
+        downgrade_database(url, "0011_threads")
+        with psycopg.connect(url) as conn:
+            assert not table_names(conn) & POSTGRES_ONLY_TABLES
+            trigger = "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'memories_lexical%%'"
+            assert count(conn, trigger) == 0

@@ -28,6 +28,9 @@ TENANT_TABLES = {
     "audit_events": "workspace_id",
     "connectors": "workspace_id",
     "ingest_requests": "workspace_id",
+    # BM25's statistics (migration 0013): a tenant's terms are its own.
+    "lexical_scope_stats": "workspace_id",
+    "lexical_term_stats": "workspace_id",
 }
 
 GRAPH_AND_SLEEP_TABLES = ("memory_edges", "sleep_runs", "sleep_actions")

@@ -12,7 +12,9 @@ from kioku.storage.shared.candidates import CandidateStore
 from kioku.storage.shared.connectors import ConnectorStore
 from kioku.storage.shared.contexts import ContextStore
 from kioku.storage.shared.delivery import DeliveryStore
+from kioku.storage.shared.embeddings import EmbeddingStore
 from kioku.storage.shared.feedback import FeedbackStore
+from kioku.storage.shared.graph import GraphStore
 from kioku.storage.shared.jobs import JobStore
 from kioku.storage.shared.keys import KeyStore
 from kioku.storage.shared.memories import MemoryStore
@@ -20,7 +22,7 @@ from kioku.storage.shared.oauth import OAuthStore
 from kioku.storage.shared.state import StateStore
 from kioku.storage.shared.threads import ThreadStore
 from kioku.storage.shared.transfer import TransferStore
-from kioku.storage.sleep_store import SleepStore
+from kioku.storage.sleep import SleepStore
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 STORAGE = SRC / "kioku" / "storage"
@@ -81,6 +83,8 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 AREAS: list[type] = [
     CandidateStore,
+    GraphStore,
+    EmbeddingStore,
     ConnectorStore,
     ContextStore,
     DeliveryStore,

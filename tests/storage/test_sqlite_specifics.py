@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kioku.storage.records import MemoryFilter
 from kioku.storage.sqlite import SQLiteStore
-from tests.storage.test_contract import new_context, new_memory, vec
+from tests.storage.test_contract import T0, new_context, new_memory, vec
 
 
 def test_database_is_one_wal_file(tmp_path: Path) -> None:
@@ -67,3 +67,32 @@ def test_crash_after_commit_leaves_a_stale_cache_that_is_rebuilt(tmp_path: Path)
         assert reopened.index.rebuilds == 1
     finally:
         reopened.close()
+
+
+def test_edge_lookups_by_pair_use_the_primary_key(tmp_path: Path) -> None:
+    """The graph's reads and deletes of a list of pairs look each pair up on the primary key:
+    SQLite 3.40 scans the workspace's edges for ``(a, b) IN (VALUES …)`` or an OR of
+    equalities (a Hebbian update then costs a scan of the whole graph)."""
+    store = SQLiteStore(tmp_path / "k.db")
+    try:
+        ws = store.ensure_workspace("w").id
+        ctx = new_context(store, ws, "c")
+        rows = [new_memory(ctx.id, f"m{i}") for i in range(40)]
+        store.insert_memories(ws, rows)
+        ids = [row.id for row in rows]
+        store.strengthen_edges(ws, ctx.id, [(a, b) for a in ids for b in ids], 0.1, T0)
+        statements: list[str] = []
+        conn = store.db.connection()
+        conn.set_trace_callback(statements.append)
+        pairs = list(zip(ids[:10], ids[10:20], strict=True))
+        store.strengthen_edges(ws, ctx.id, pairs, 0.1, T0)
+        store.weaken_edges(ws, ctx.id, pairs, 0.9, 0.5, T0)  # below the floor: deleted
+        conn.set_trace_callback(None)
+        by_pair = [s for s in statements if "memory_edges" in s and "source_id" in s]
+        lookups = [s for s in by_pair if s.startswith(("SELECT", "DELETE"))]
+        assert any(s.startswith("DELETE") for s in lookups)
+        for statement in lookups:
+            plan = " ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + statement))
+            assert "workspace_id=? AND source_id=? AND target_id=?" in plan, (statement, plan)
+    finally:
+        store.close()

@@ -57,3 +57,19 @@ def test_tails_count_forgotten_memories_and_stay_per_context(store: Store, ws: s
     assert store.thread_tails(ws, other.id, ["s1"]) == {"s1": 9}
     got = store.get_memory(ws, rows[2].id)
     assert got is not None and (got.thread, got.thread_position) == ("s1", 2)
+
+
+def test_ranking_signals_name_each_candidates_thread_with_its_context(
+    store: Store, ws: str
+) -> None:
+    ctx = new_context(store, ws, "chat")
+    other = new_context(store, ws, "other")
+    turn = new_memory(ctx.id, "turn", thread="s1", thread_position=0)
+    loose = new_memory(ctx.id, "no thread")
+    foreign = new_memory(other.id, "same thread id, other context", thread="s1", thread_position=0)
+    store.insert_memories(ws, [turn, loose])
+    store.insert_memories(ws, [foreign])
+    signals = store.ranking_signals(ws, [turn.id, loose.id, foreign.id])
+    assert signals[turn.id].thread == (ctx.id, "s1")
+    assert signals[foreign.id].thread == (other.id, "s1")
+    assert signals[loose.id].thread is None

@@ -31,24 +31,31 @@ TOP_K = 20
 
 
 def run_thread_study(
-    runtime: Runtime, corpora: Sequence[Corpus], log: Callable[[str], None] | None = None
+    runtime: Runtime,
+    corpora: Sequence[Corpus],
+    log: Callable[[str], None] | None = None,
+    *,
+    setting: str = "thread_weight",
+    weights: Sequence[float] = WEIGHTS,
+    arm_names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Every question, every weight, every arm: metrics per half and category, latency."""
+    """Every question, every weight of ``search_config[setting]``, every arm (``arm_names``,
+    default all): metrics per half and category, latency."""
     principal = runtime.local_principal("import")
     keys: dict[str, dict[str, str]] = {}
     for corpus in corpora:
         runtime.contexts.create_context(principal, ContextCreate(name=corpus.context))
         keys[corpus.context], _ = remember_docs(runtime, principal, corpus.context, corpus.docs)
     drain_embeddings(runtime)
-    arms = available_arms(runtime)
+    arms = [arm for arm in available_arms(runtime) if arm_names is None or arm in arm_names]
     rankings: dict[tuple[float, str], dict[str, list[str]]] = {
-        (w, arm): {} for w in WEIGHTS for arm in arms
+        (w, arm): {} for w in weights for arm in arms
     }
-    latencies: dict[float, list[float]] = {w: [] for w in WEIGHTS}
+    latencies: dict[float, list[float]] = {w: [] for w in weights}
     for corpus in corpora:
         for question in corpus.questions:
-            for weight in WEIGHTS:
-                config = ContextUpdate(search_config={"thread_weight": weight})
+            for weight in weights:
+                config = ContextUpdate(search_config={setting: weight})
                 runtime.contexts.update_context(principal, corpus.context, config)
                 for arm in arms:
                     ids, ms = timed_recall(
@@ -68,9 +75,10 @@ def run_thread_study(
     results: dict[str, Any] = {
         "conversations": [c.context for c in corpora],
         "dev": list(DEV_CONVERSATIONS),
+        "setting": setting,
         "weights": {},
     }
-    for weight in WEIGHTS:
+    for weight in weights:
         entry: dict[str, Any] = {"latency": latency_summary(latencies[weight]), "arms": {}}
         for arm in arms:
             entry["arms"][arm] = {
@@ -84,8 +92,9 @@ def run_thread_study(
 def markdown(results: Mapping[str, Any]) -> str:
     """recall@10 per category, MRR@10 and hybrid latency, per weight, arm and half."""
     lines = [
-        "| thread_weight | arm | half | n | R@10 | MRR@10 | R@10 cat1 multi-hop | cat2 temporal "
-        "| cat3 open-domain | cat4 single-hop | hybrid p50 ms | mean ms |",
+        f"| {results.get('setting', 'thread_weight')} | arm | half | n | R@10 | MRR@10 "
+        "| R@10 cat1 multi-hop | cat2 temporal | cat3 open-domain | cat4 single-hop "
+        "| hybrid p50 ms | mean ms |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for weight, entry in results["weights"].items():

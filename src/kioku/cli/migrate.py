@@ -12,17 +12,12 @@ from kioku.settings import Settings
 
 def migrate(as_json: bool = JsonOption) -> None:
     """Migrate the database at KIOKU_DATABASE_URL to the newest schema revision."""
-    from kioku.storage import open_store
-    from kioku.storage.migrations import head_revision, schema_revision
-    from kioku.storage.urls import is_postgres_url, migration_url
+    from kioku.database import migrate as migrate_database
 
     url = Settings().database_url
     with handle_errors():
-        before = schema_revision(migration_url(url))
-        open_store(url).close()  # opening migrates
-        after = schema_revision(migration_url(url))
-    backend = "postgresql" if is_postgres_url(url) else "sqlite"
-    result = {"backend": backend, "from": before, "to": after, "head": head_revision()}
+        result = migrate_database(url)
+    backend, before, after = result["backend"], result["from"], result["to"]
     if as_json:
         print_json(result)
     elif before == after:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from kioku.cli.common import console, err_console, handle_errors
+from kioku.database import display_url
 from kioku.embeddings.e5onnx.errors import ModelCacheError
 from kioku.embeddings.factory import prepare_embedder
 from kioku.settings import Settings
-from kioku.storage.urls import display_url
 
 if TYPE_CHECKING:  # the runtime is imported when serve runs (a fast --help)
     from kioku.runtime import Runtime

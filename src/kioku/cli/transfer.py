@@ -1,8 +1,8 @@
 """``kioku export`` and ``kioku import``: move a whole workspace between databases as JSONL.
 
-Both open the store directly, not a runtime: no embedder is loaded (vectors travel in the
-file), and a fresh target database gets no ``default`` workspace or context before the import
-(they would collide with the imported ones).
+Both open a bare store (``kioku.database``), not a runtime: no embedder is loaded (vectors
+travel in the file), and a fresh target database gets no ``default`` workspace or context
+before the import (they would collide with the imported ones).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from kioku.cli.common import (
     print_json,
 )
 from kioku.clock import system_clock
+from kioku.database import bare_store
 from kioku.service.transfer import TransferSummary, export_workspace, import_file
 from kioku.settings import Settings
-from kioku.storage import Store, open_store
 
 DatabaseUrlOption = typer.Option(
     None,
@@ -56,8 +56,8 @@ def export(
     # With the data on stdout, the progress bar and the summary go to stderr.
     report = err_console if out == "-" else console
     with (
-        _store(database_url) as store,
         handle_errors(),
+        bare_store(database_url or Settings().database_url) as store,
         _counter(report, as_json) as progress,
         _output(out) as write,
     ):
@@ -88,8 +88,8 @@ def import_workspace(
     """
     with (
         _input(path) as source,
-        _store(database_url) as store,
         handle_errors(),
+        bare_store(database_url or Settings().database_url) as store,
         _counter(console, as_json) as progress,
     ):
         summary = import_file(store, source, workspace, progress(f"importing {path}"))
@@ -97,16 +97,6 @@ def import_workspace(
 
 
 # ---------------------------------------------------------------- plumbing
-
-
-@contextmanager
-def _store(url: str | None) -> Iterator[Store]:
-    with handle_errors():
-        store = open_store(url or Settings().database_url)
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 @contextmanager

@@ -18,9 +18,11 @@ from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from pydantic import ValidationError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, ValidationError
 
 from kioku.mcp.errors import describe
+from kioku.mcp.results import tool_text
 from kioku.models import InputModel
 
 
@@ -30,7 +32,8 @@ def strict_arguments(arg_model: type[ArgModelBase]) -> type[ArgModelBase]:
 
 
 class CheckedTool(Tool):
-    """A tool whose argument model is strict and whose argument errors are kioku's."""
+    """A tool whose argument model is strict, whose argument errors are kioku's, and whose
+    result (a model) goes out as compact JSON text (``kioku.mcp.results``)."""
 
     @classmethod
     def checked(cls, fn: Callable[..., Any], **options: Any) -> CheckedTool:
@@ -45,10 +48,17 @@ class CheckedTool(Tool):
         self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
     ) -> Any:
         try:
-            return await super().run(arguments, context, convert_result)
+            result = await super().run(arguments, context, convert_result=False)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
             # The arguments did not validate: say which, as every other refusal is said.
             raise ToolError(f"Error executing tool {self.name}: {describe(cause)}") from cause
+        if not convert_result or not isinstance(result, BaseModel):
+            return result
+        try:
+            text = tool_text(result)
+        except Exception as exc:  # a view that fails is a crash, kept on the server as one
+            raise UnexpectedToolError(f"Error executing tool {self.name}") from exc
+        return CallToolResult(content=[TextContent(type="text", text=text)])

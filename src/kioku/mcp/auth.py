@@ -1,44 +1,16 @@
-"""Bearer authentication for the Remote MCP endpoint: API keys checked by the key service, and
-the tool-side hook that turns the verified token back into a ``Principal``."""
+"""Bearer authentication for the Remote MCP endpoint: what a verified token carries about its
+principal (``principal_claims``), and the tool-side hook that turns it back into a
+``Principal``. Tokens and API keys are checked by ``kioku.service.oauth`` (``bearer``)."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Any
 
-import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 
 from kioku.errors import UnauthorizedError
-from kioku.runtime import Runtime
 from kioku.service.principal import Principal
-
-
-class KeyTokenVerifier:
-    """The MCP SDK's ``TokenVerifier`` over kioku API keys (``Authorization: Bearer kk_...``).
-
-    A refused key is audited by the key service; the SDK answers 401 with
-    ``WWW-Authenticate``. The principal travels in the token's claims to the tools.
-    """
-
-    def __init__(self, runtime: Callable[[], Runtime]) -> None:
-        self.runtime = runtime
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        check = functools.partial(self.runtime().keys.authenticate, token, "mcp")
-        try:
-            principal = await anyio.to_thread.run_sync(check)
-        except UnauthorizedError:
-            return None
-        return AccessToken(
-            token=token,
-            client_id=principal.key_id or "local",
-            scopes=[],
-            claims=principal_claims(principal),
-        )
 
 
 def principal_claims(principal: Principal) -> dict[str, Any]:

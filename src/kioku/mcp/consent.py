@@ -12,18 +12,13 @@ another site cannot overlay it to steal the click.
 from __future__ import annotations
 
 import html
-import secrets
-from datetime import datetime
 from urllib.parse import urlencode, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from kioku.errors import UnauthorizedError
-from kioku.mcp.oauth import CODE_TTL, SCOPES, KiokuOAuthProvider
-from kioku.service.keys import hash_key
-from kioku.service.principal import SCOPE_PERMISSIONS, Principal
-from kioku.storage.records import OAuthGrant
+from kioku.errors import ForbiddenError, UnauthorizedError
+from kioku.mcp.oauth import SCOPES, KiokuOAuthProvider
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kioku: allow {client}?</title>
@@ -65,21 +60,14 @@ def redirect_host(uri: str) -> str:
     return parts.netloc or f"{parts.scheme}:"
 
 
-def granted_scopes(principal: Principal, asked: list[str]) -> list[str]:
-    """The scopes asked for (all, if none) that the key's role fully permits."""
-    wanted = asked or SCOPES
-    return [s for s in wanted if s in SCOPE_PERMISSIONS and all(
-        principal.can(p) for p in SCOPE_PERMISSIONS[s]
-    )]  # fmt: skip
-
-
 def with_query(uri: str, **params: str | None) -> str:
     query = urlencode({k: v for k, v in params.items() if v is not None})
     return f"{uri}{'&' if '?' in uri else '?'}{query}"
 
 
 class ConsentPage:
-    """``GET`` shows the form for a ticket; ``POST`` turns the decision into a code redirect."""
+    """``GET`` shows the form for a ticket; ``POST`` turns the decision into a code redirect
+    (the grant's rules are the OAuth service's: ``kioku.service.oauth``)."""
 
     def __init__(self, provider: KiokuOAuthProvider) -> None:
         self.provider = provider
@@ -92,17 +80,8 @@ class ConsentPage:
         response.headers.update(SECURITY_HEADERS)
         return response
 
-    async def _ticket(self, ticket: str) -> OAuthGrant | None:
-        grant = await self.provider.run_sync(
-            self.provider.runtime().store.get_oauth_grant, hash_key(ticket)
-        )
-        now: datetime = self.provider.now()
-        if grant is None or grant.kind != "consent" or grant.revoked_at or grant.expires_at <= now:
-            return None
-        return grant
-
     async def _show(self, ticket: str, error: str = "", status: int = 200) -> Response:
-        grant = await self._ticket(ticket)
+        grant = await self.provider.run_sync(self.provider.oauth.consent, ticket)
         if grant is None:
             return HTMLResponse(_EXPIRED, 400)
         client = await self.provider.get_client(grant.client_id)
@@ -120,43 +99,22 @@ class ConsentPage:
     async def _decide(self, request: Request) -> Response:
         form = await request.form()
         ticket, key = str(form.get("ticket", "")), str(form.get("key", ""))
-        grant = await self._ticket(ticket)
+        oauth = self.provider.oauth
+        grant = await self.provider.run_sync(oauth.consent, ticket)
         if grant is None:
             return HTMLResponse(_EXPIRED, 400)
         redirect_uri, state = grant.params["redirect_uri"], grant.params.get("state")
         if form.get("decision") != "allow":
-            await self._use_up(ticket)
+            await self.provider.run_sync(oauth.deny, ticket)
             return RedirectResponse(
                 with_query(redirect_uri, error="access_denied", state=state), 302
             )
-        runtime = self.provider.runtime()
         try:
-            principal = await self.provider.run_sync(runtime.keys.authenticate, key, "mcp")
+            code = await self.provider.run_sync(oauth.allow, ticket, key)
         except UnauthorizedError:
             return await self._show(ticket, "That API key is not valid.", 401)
-        scopes = granted_scopes(principal, grant.scopes)
-        if not scopes:
+        except ForbiddenError:
             return await self._show(ticket, "That key's role allows none of these scopes.", 403)
-        if await self._use_up(ticket) is None:  # someone else used the ticket meanwhile
+        if code is None:  # someone else used the ticket meanwhile
             return HTMLResponse(_EXPIRED, 400)
-        code = "kac_" + secrets.token_urlsafe(32)
-        now = self.provider.now()
-        await self.provider.run_sync(
-            runtime.store.insert_oauth_grants,
-            [OAuthGrant(
-                secret_hash=hash_key(code), kind="code", client_id=grant.client_id,
-                workspace_id=principal.workspace_id, key_id=principal.key_id, scopes=scopes,
-                params=grant.params, family=grant.family, expires_at=now + CODE_TTL,
-                created_at=now,
-            )],
-        )  # fmt: skip
         return RedirectResponse(with_query(redirect_uri, code=code, state=state), 302)
-
-    async def _use_up(self, ticket: str) -> OAuthGrant | None:
-        taken = await self.provider.run_sync(
-            self.provider.runtime().store.take_oauth_grant,
-            hash_key(ticket),
-            "consent",
-            self.provider.now(),
-        )
-        return None if taken is None or taken.revoked_at is not None else taken

@@ -1,9 +1,11 @@
-"""``build_mcp``: the MCP server over one Runtime (tools call the services directly)."""
+"""``build_mcp``: the MCP server over one Runtime (tools call the services directly, reading
+the runtime through their typed context)."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
@@ -13,12 +15,12 @@ from mcp.types import ToolAnnotations
 
 from kioku._version import __version__
 from kioku.mcp.arguments import CheckedTool
-from kioku.mcp.graph_tools import graph_tools
-from kioku.mcp.lane_tools import lane_tools
-from kioku.mcp.memory_tools import memory_tools
+from kioku.mcp.context import PrincipalOf, ToolState
+from kioku.mcp.graph_tools import GRAPH_TOOLS
+from kioku.mcp.lane_tools import LANE_TOOLS
+from kioku.mcp.memory_tools import MEMORY_TOOLS
 from kioku.mcp.schema import compact_schema
-from kioku.mcp.server_parts import PrincipalOf
-from kioku.mcp.sleep_tools import sleep_tools
+from kioku.mcp.sleep_tools import SLEEP_TOOLS
 from kioku.runtime import Runtime
 from kioku.service.principal import Channel
 
@@ -39,9 +41,13 @@ READ_ONLY = {
 DESTRUCTIVE = {"forget", "forget_by_query", "delete_state", "sleep"}
 
 
-def as_tool(fn: Callable[..., str]) -> CheckedTool:
+TOOLS: list[Callable[..., Any]] = [*MEMORY_TOOLS, *LANE_TOOLS, *GRAPH_TOOLS, *SLEEP_TOOLS]
+"""Every tool function, in listing order."""
+
+
+def as_tool(fn: Callable[..., Any]) -> CheckedTool:
     """A tool with a one-paragraph description, strict arguments (``CheckedTool``) and a
-    compact input schema, returning text."""
+    compact input schema, whose result model is written as compact JSON text."""
     # Only the hints that say something (absent hints, and no hints at all, cost no tokens).
     hints = ToolAnnotations(
         read_only_hint=True if fn.__name__ in READ_ONLY else None,
@@ -51,7 +57,8 @@ def as_tool(fn: Callable[..., str]) -> CheckedTool:
         fn,
         description=" ".join(inspect.cleandoc(fn.__doc__ or "").split()),
         annotations=hints if hints.model_dump(exclude_none=True) else None,
-        # The result is compact JSON text already; a structured copy would double it.
+        # The result goes out as compact JSON text (``kioku.mcp.results``); a structured copy
+        # and an output schema per tool would double it and the tool list.
         structured_output=False,
     )
     tool.parameters = compact_schema(tool.parameters)
@@ -66,22 +73,26 @@ def build_mcp(
     auth: AuthSettings | None = None,
     token_verifier: TokenVerifier | None = None,
     auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
-) -> MCPServer[Any]:
+) -> MCPServer[ToolState]:
     """The MCP server over a runtime, or over a function returning it (an app's runtime is
     opened by its lifespan, after the tools are built). ``principal_of`` says who calls a
     tool; by default the workspace's local owner on ``channel`` (stdio and loopback dev mode,
     where there are no keys). ``auth``/``token_verifier`` protect the HTTP endpoint."""
     get_runtime = runtime if callable(runtime) else (lambda: runtime)
     resolve: PrincipalOf = principal_of or (lambda ctx: get_runtime().local_principal(channel))
-    functions = [*memory_tools(get_runtime, resolve), *lane_tools(get_runtime, resolve)]
-    functions += graph_tools(get_runtime, resolve)
-    functions += sleep_tools(get_runtime, resolve)
+    state = ToolState(runtime=get_runtime, principal_of=resolve)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[ToolState]) -> AsyncIterator[ToolState]:
+        yield state  # what every tool reads through its context (``kioku.mcp.context``)
+
     return MCPServer(
+        lifespan=lifespan,
         name="kioku",
         title="kioku memory",
         instructions=INSTRUCTIONS,
         version=__version__,
-        tools=[as_tool(fn) for fn in functions],
+        tools=[as_tool(fn) for fn in TOOLS],
         # The SDK configures the root logger at this level: INFO would echo every HTTP request
         # of the in-process clients to stderr.
         log_level="WARNING",

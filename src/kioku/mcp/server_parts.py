@@ -1,18 +1,12 @@
-"""Argument types and the principal hook shared by every tool module."""
+"""Argument types shared by every tool module."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from kioku.models import DeliveryMode, InputModel, Label, RecallFilters, TrustTier
-from kioku.service.principal import Principal
-
-PrincipalOf = Callable[[Context], Principal]
-"""Who is calling this tool: the local owner on stdio and loopback dev, the key's owner later."""
 
 CONTEXT_ID = Annotated[str, Field(description="Context id or name.")]
 """A context's id or name, said in every tool's schema: some clients drop the server

@@ -84,6 +84,9 @@ class SearchConfig(InputModel):
     thread_weight: float = Field(default=0.2, ge=0.0, le=1.0, allow_inf_nan=False)
     """Share of a memory's thread neighbours' scores added to its own (0: off; see
     docs/concepts.md, *Threads*)."""
+    thread_score_weight: float = Field(default=0.26, ge=0.0, le=1.0, allow_inf_nan=False)
+    """Share of the gap to the best score among its thread's candidates that a memory's score
+    closes (0: off; see docs/concepts.md, *Threads*)."""
 
 
 class Context(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from kioku.storage.records import ScoredId
+from kioku.signals import ScoredId
 
 
 def leg_ranks(hits: Sequence[ScoredId]) -> dict[str, int]:

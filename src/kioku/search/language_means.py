@@ -26,7 +26,7 @@ import numpy as np
 from kioku.embeddings.base import Embedder
 from kioku.search.language import Language
 from kioku.search.parallel import PARALLEL
-from kioku.storage.records import ScoredId
+from kioku.signals import ScoredId
 
 SHIFT = 0.75
 """How much of the gap between language baselines is taken away. All of it over-corrects

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from kioku.storage.records import RankingSignals
+from kioku.signals import RankingSignals
 
 MAX_SHIFT = 0.10
 RECENCY_HALF_LIFE_DAYS = 30.0

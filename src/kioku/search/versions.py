@@ -38,7 +38,7 @@ import numpy as np
 
 from kioku.search.standing import stands
 from kioku.search.tokenize import tokenize
-from kioku.storage.records import VersionSignals
+from kioku.signals import VersionSignals
 
 WINDOW = 20
 MIN_GAP = timedelta(seconds=1)

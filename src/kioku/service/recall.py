@@ -21,6 +21,7 @@ from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
 from kioku.search.past import query_tense
 from kioku.search.rerank import rerank_factor
+from kioku.search.thread_scores import thread_lift
 from kioku.search.threads import thread_bonus, with_bonus
 from kioku.search.tokenize import tokenize
 from kioku.search.versions import order_versions, version_window
@@ -34,7 +35,7 @@ from kioku.service.principal import Principal
 from kioku.service.recall_languages import language_view
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
-from kioku.storage.records import ContextRow, MemoryFilter, ScoredId
+from kioku.storage.records import ContextRow, MemoryFilter, RankingSignals, ScoredId
 
 MIN_LEG_DEPTH = 40
 RELATED_MIN_WEIGHT = 0.05
@@ -170,7 +171,9 @@ class RecallService:
             ((fused[memory_id] * f, memory_id) for memory_id, f in ranking.factors.items()),
             key=lambda pair: (-pair[0], -signals[pair[1]].created_at.timestamp(), pair[1]),
         )
-        if rerank and config.thread_weight > 0:  # part of the re-ranking stage
+        if rerank and config.thread_score_weight > 0:  # part of the re-ranking stage
+            ranked = _thread_scores(ranking, ranked, signals, config.thread_score_weight)
+        if rerank and config.thread_weight > 0:
             ranked = self._thread_neighbours(scope, ranking, ranked, config.thread_weight)
         if config.graph_boost > 0:
             ranked, ranking.graph_factors = self.graph.boost(
@@ -196,8 +199,10 @@ class RecallService:
             ranking.ws, [row.id for row in scope], [memory_id for _, memory_id in ranked],
             ranking.flt,
         )  # fmt: skip
-        ranking.thread_bonus = thread_bonus(ranked, pairs, weight)
-        return with_bonus(ranked, ranking.thread_bonus) if ranking.thread_bonus else ranked
+        bonus = thread_bonus(ranked, pairs, weight)
+        for memory_id, gain in bonus.items():
+            ranking.thread_bonus[memory_id] = ranking.thread_bonus.get(memory_id, 0.0) + gain
+        return with_bonus(ranked, bonus) if bonus else ranked
 
     def _run_legs(
         self,
@@ -243,6 +248,20 @@ class RecallService:
         return [row.id for row in scope if row.embedding_model == self.embedder.name]
 
 
+def _thread_scores(
+    ranking: Ranking,
+    ranked: list[tuple[float, str]],
+    signals: dict[str, RankingSignals],
+    weight: float,
+) -> list[tuple[float, str]]:
+    """``ranked`` with each memory moved ``weight`` of the way up to its thread's best score
+    (``search/thread_scores.py``); what it gained is counted in ``thread_bonus``."""
+    threads = {memory_id: signal.thread for memory_id, signal in signals.items() if signal.thread}
+    lift = thread_lift(ranked, threads, weight)
+    ranking.thread_bonus.update(lift)
+    return with_bonus(ranked, lift) if lift else ranked
+
+
 def _rounded(value: float | None, places: int) -> float | None:
     return None if value is None else round(value, places)
 
@@ -271,7 +290,8 @@ class Ranking:
     factors: dict[str, float] = field(default_factory=dict)
     graph_factors: dict[str, float] = field(default_factory=dict)
     thread_bonus: dict[str, float] = field(default_factory=dict)
-    """What thread neighbours added to each score (a memory no leg found has only this)."""
+    """What its thread added to each score: the share of the thread's best score and of the
+    thread neighbours' (a memory no leg found has only the latter)."""
     version_factors: dict[str, float] = field(default_factory=dict)
     """Only the results the newer-fact-first stage moved (``search/versions.py``)."""
     ranked: list[tuple[float, str]] = field(default_factory=list)

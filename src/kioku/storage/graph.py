@@ -1,14 +1,18 @@
 """Writes to the association graph, computed once for every backend.
 
-A backend supplies a small transaction handle (``EdgeTransaction``: read the ends, read edges,
-upsert, delete); the rules (pair order, the bounded Hebbian update, the confinement of an edge
-to one context of one workspace, merging) live here, so SQLite and PostgreSQL compute the same
-weights bit for bit (the arithmetic runs in Python, not in two SQL dialects).
+The SQL is one small transaction handle (``EdgeTransaction``: read the ends, read edges,
+upsert, delete), written once in ``shared/graph.py`` for both backends; the rules (pair
+order, the bounded Hebbian update, the confinement of an edge to one context of one
+workspace, merging) live here, so SQLite and PostgreSQL compute the same weights bit for bit
+(the arithmetic runs in Python, not in two SQL dialects). An edge joins two memories of one
+context of one workspace; a write whose ends are not (or, for Hebbian and declared writes,
+are not live) is dropped for that pair. Every write returns what it changed, pair by pair, so
+it can be undone (``undo``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -68,11 +72,13 @@ def _tier(*tiers: str) -> str:
     return "external" if "external" in tiers else "trusted"
 
 
-class GraphWrites:
-    """Mixed into each store: the graph's write primitives over ``_edge_transaction``."""
+class GraphWrites(Protocol):
+    """The graph's write primitives over ``_edge_transaction`` (a store's: ``shared/graph.py``;
+    Sleep's, inside its own transaction: ``edges_on``)."""
 
     def _edge_transaction(self, workspace_id: str) -> AbstractContextManager[EdgeTransaction]:
-        raise NotImplementedError
+        """A write transaction on the workspace's edges, serialized with other graph writes."""
+        ...
 
     def _confined(
         self,
@@ -97,6 +103,32 @@ class GraphWrites:
             kept.append((a, b))
         return kept, ends
 
+    def _write_confined(
+        self,
+        workspace_id: str,
+        context_id: str,
+        pairs: Sequence[Pair],
+        new: tuple[float, str, datetime],
+        update: Callable[[EdgeRow, str], EdgeRow],
+    ) -> list[EdgeChange]:
+        """Upsert an edge for each pair of live memories of this context: a missing one as
+        ``new`` (weight, origin, time), an existing one as ``update(edge, tier)``."""
+        weight, origin, now = new
+        with self._edge_transaction(workspace_id) as tx:
+            kept, ends = self._confined(tx, context_id, ordered_pairs(pairs), live=True)
+            existing = tx.edges_of_pairs(kept)
+            changes = []
+            for a, b in kept:
+                old = existing.get((a, b))
+                tier = _tier(ends[a].trust_tier, ends[b].trust_tier)
+                if old is None:
+                    edge = EdgeRow(workspace_id, context_id, a, b, weight, origin, tier, now, now)
+                    changes.append(EdgeChange(None, edge))
+                else:
+                    changes.append(EdgeChange(old, update(old, tier)))
+            tx.upsert([c.after for c in changes if c.after is not None])
+        return changes
+
     def strengthen_edges(
         self,
         workspace_id: str,
@@ -110,24 +142,12 @@ class GraphWrites:
         """Apply ``w ← w + η·(1 − w)`` to each pair of live memories of this context; a new
         edge starts at ``η`` with ``origin``. An existing edge keeps its origin."""
         _check_rate(rate)
-        with self._edge_transaction(workspace_id) as tx:
-            kept, ends = self._confined(tx, context_id, ordered_pairs(pairs), live=True)
-            existing = tx.edges_of_pairs(kept)
-            changes = []
-            for a, b in kept:
-                old = existing.get((a, b))
-                tier = _tier(ends[a].trust_tier, ends[b].trust_tier)
-                if old is None:
-                    new = EdgeRow(
-                        workspace_id, context_id, a, b, rate, origin, tier, now, now
-                    )  # fmt: skip
-                else:
-                    new = replace(
-                        old, weight=strengthened(old.weight, rate), trust_tier=tier, updated_at=now
-                    )
-                changes.append(EdgeChange(old, new))
-            tx.upsert([c.after for c in changes if c.after is not None])
-        return changes
+        return self._write_confined(
+            workspace_id, context_id, pairs, (rate, origin, now),
+            lambda old, tier: replace(
+                old, weight=strengthened(old.weight, rate), trust_tier=tier, updated_at=now
+            ),
+        )  # fmt: skip
 
     def weaken_edges(
         self,
@@ -168,25 +188,13 @@ class GraphWrites:
         ``weight``; an existing one becomes ``declared`` and keeps the larger weight."""
         if not 0.0 < weight <= 1.0:
             raise ValueError(f"weight must be in (0, 1], got {weight}")
-        with self._edge_transaction(workspace_id) as tx:
-            kept, ends = self._confined(tx, context_id, ordered_pairs(pairs), live=True)
-            existing = tx.edges_of_pairs(kept)
-            changes = []
-            for a, b in kept:
-                old = existing.get((a, b))
-                tier = _tier(ends[a].trust_tier, ends[b].trust_tier)
-                if old is None:
-                    new = EdgeRow(
-                        workspace_id, context_id, a, b, weight, "declared", tier, now, now
-                    )  # fmt: skip
-                else:
-                    new = replace(
-                        old, weight=max(old.weight, weight), origin="declared",
-                        trust_tier=tier, updated_at=now,
-                    )  # fmt: skip
-                changes.append(EdgeChange(old, new))
-            tx.upsert([c.after for c in changes if c.after is not None])
-        return changes
+        return self._write_confined(
+            workspace_id, context_id, pairs, (weight, "declared", now),
+            lambda old, tier: replace(
+                old, weight=max(old.weight, weight), origin="declared", trust_tier=tier,
+                updated_at=now,
+            ),
+        )  # fmt: skip
 
     def set_edges(self, workspace_id: str, rows: Sequence[EdgeRow]) -> list[EdgeChange]:
         """Write these exact rows (weight, origin, timestamps), replacing any edge of the same

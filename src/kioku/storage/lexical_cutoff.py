@@ -29,3 +29,49 @@ def candidate_terms(
         chosen.append(term)
         covered += dfs[term]
     return chosen
+
+
+def completing_groups(
+    bounds: Mapping[str, float], threshold: float, max_groups: int
+) -> list[tuple[str, ...]] | None:
+    """What the cutoff may have missed, as sets of left-out terms (max-score's certificate).
+
+    ``bounds`` holds, for each term the cutoff left out of the selection, the most it can add
+    to a score (BM25: idf x (k1 + 1), the saturation bound); ``threshold`` is the last score
+    of the top k found. A memory holding none of the selected terms scores at most the sum of
+    the bounds of the terms it holds, so it can reach the top k only if it holds every term
+    of one of the returned sets (each a shortest prefix, in falling bound order, of such a
+    term set whose bounds add up to ``threshold``). ``[]``: nothing left out can reach the top
+    k, the cutoff's answer is exact. ``None``: more than ``max_groups`` sets."""
+    ordered = sorted(bounds, key=lambda term: (-bounds[term], term))
+    rest = [0.0] * (len(ordered) + 1)
+    for i in range(len(ordered) - 1, -1, -1):
+        rest[i] = rest[i + 1] + bounds[ordered[i]]
+    groups: list[tuple[str, ...]] = []
+
+    def walk(start: int, chosen: tuple[str, ...], total: float) -> bool:
+        for j in range(start, len(ordered)):
+            if total + rest[j] < threshold:
+                return True  # not even every term left together reaches it
+            term = ordered[j]
+            if total + bounds[term] >= threshold:
+                groups.append((*chosen, term))
+                if len(groups) > max_groups:
+                    return False
+            elif not walk(j + 1, (*chosen, term), total + bounds[term]):
+                return False
+        return True
+
+    return groups if walk(0, (), 0.0) else None
+
+
+def expected_matches(groups: Sequence[Sequence[str]], dfs: Mapping[str, int], n: int) -> float:
+    """How many memories hold every term of some group, were terms independent: the size of
+    the extra search ``completing_groups`` asks for."""
+    total = 0.0
+    for group in groups:
+        share = float(n)
+        for term in group:
+            share *= dfs[term] / max(n, 1)
+        total += share
+    return total

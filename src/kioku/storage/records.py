@@ -6,7 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
+# Shared with kioku.search (which never imports storage): defined in kioku.signals.
+from kioku.signals import RankingSignals as RankingSignals
+from kioku.signals import ScoredId as ScoredId
+from kioku.signals import VersionSignals as VersionSignals
 
 
 @dataclass(frozen=True)
@@ -151,30 +154,6 @@ class EmbeddingJob:
 
 
 @dataclass(frozen=True)
-class RankingSignals:
-    """What the re-ranker reads about a candidate (cheap to fetch: no text)."""
-
-    importance: float
-    created_at: datetime
-    access_count: int
-    helpful: int = 0
-    """Feedback events that called this memory helpful..."""
-    unhelpful: int = 0
-    """...and unhelpful (both kept: contradictory events are not resolved away)."""
-
-
-@dataclass(frozen=True)
-class VersionSignals:
-    """What the newer-fact-first stage reads about a top candidate: where it lives, when it
-    was written, its summary and its stored vector (``None`` before it is embedded)."""
-
-    context_id: str
-    created_at: datetime
-    summary: str
-    vector: np.ndarray | None
-
-
-@dataclass(frozen=True)
 class FeedbackFields:
     """One feedback event's content; ``actor`` and ``channel`` are stamped by the server."""
 
@@ -297,14 +276,6 @@ class OAuthGrant:
     expires_at: datetime
     created_at: datetime
     revoked_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class ScoredId:
-    """One hit of a search leg, best first."""
-
-    memory_id: str
-    score: float
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,47 +17,26 @@ from kioku.errors import ConflictError, NotFoundError
 from kioku.storage.records import EdgeChange, EdgeRow, MemoryRow, NewMemory
 from kioku.storage.sleep_log import (
     MEMORY_FIELDS,
-    RUN_STATUSES,
-    EdgeHandle,
     SleepActionRow,
-    SleepRollback,
     SleepRunRow,
     SleepTransaction,
     TokensOf,
-    decode_time,
-    dumps,
-    edge_from_json,
     edge_json,
-    edges_on,
     encode_time,
     memory_values,
 )
 
-__all__ = [
-    "MEMORY_FIELDS",
-    "RUN_STATUSES",
-    "EdgeHandle",
-    "SleepActionRow",
-    "SleepRollback",
-    "SleepRunRow",
-    "SleepTransaction",
-    "SleepWrites",
-    "TokensOf",
-    "decode_time",
-    "dumps",
-    "edge_from_json",
-    "edge_json",
-    "edges_on",
-    "encode_time",
-    "memory_values",
-]
+__all__ = ["SleepActionRow", "SleepRunRow", "SleepStore"]
 
 
-class SleepWrites:
-    """Mixed into each store: Sleep's run log and its logged, reversible changes."""
+class SleepStore(Protocol):
+    """Sleep's run log and its logged, reversible changes (see the contract tests), over a
+    backend's ``sleep_transaction``."""
 
     def sleep_transaction(self, workspace_id: str) -> AbstractContextManager[SleepTransaction]:
-        raise NotImplementedError
+        """One write transaction on the workspace's Sleep log and memories, for the rules
+        written above storage (a run's rollback: ``service/sleep/rollback.py``)."""
+        ...
 
     # ------------------------------------------------------------ runs
 

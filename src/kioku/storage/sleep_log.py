@@ -3,7 +3,8 @@ handle a backend supplies to read and write them.
 
 A backend supplies a small transaction handle (``SleepTransaction``: lock a context, read and
 write runs, append actions, read and change one memory, reach the graph's edge handle on the
-same connection); the rules live here. Every change a run makes is written *in the same
+same connection; its SQL is in ``shared/sleep.py`` but for the memory writes, which keep each
+engine's own full-text and vector indexes in step). Every change a run makes is written *in the same
 transaction* as the action that logs it, with the exact values before and after, so a crash
 between two actions leaves a store where every logged change happened and nothing else did,
 and a rollback can put each value back. The rules over this handle are in
@@ -12,7 +13,6 @@ and a rollback can put each value back. The rules over this handle are in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -103,22 +103,9 @@ def edge_json(edge: EdgeRow | None) -> dict[str, Any] | None:
 
 
 def edge_from_json(workspace_id: str, data: dict[str, Any]) -> EdgeRow:
-    return EdgeRow(
-        workspace_id=workspace_id,
-        context_id=data["context_id"],
-        source_id=data["source_id"],
-        target_id=data["target_id"],
-        weight=float(data["weight"]),
-        origin=data["origin"],
-        trust_tier=data["trust_tier"],
-        created_at=decode_time(data["created_at"]),
-        updated_at=decode_time(data["updated_at"]),
-    )
-
-
-def dumps(value: Any) -> str:
-    """Canonical JSON for the log (both backends store the same text)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """The edge ``edge_json`` logged, in ``workspace_id``."""
+    times = {key: decode_time(data[key]) for key in ("created_at", "updated_at")}
+    return EdgeRow(workspace_id=workspace_id, **{**data, "weight": float(data["weight"]), **times})
 
 
 class EdgeHandle(Protocol):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from kioku.errors import ConflictError, NotFoundError
+from kioku.storage.sleep import SleepStore
 from kioku.storage.sleep_log import (
     SleepActionRow,
     SleepRollback,
@@ -18,7 +19,6 @@ from kioku.storage.sleep_log import (
     edge_json,
     memory_values,
 )
-from kioku.storage.sleep_store import SleepStore
 
 
 def rollback_sleep_run(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from kioku.storage.postgres.dialect import PostgresDialect
+from kioku.storage.postgres.dialect import PostgresDialect, encode_vector
 from kioku.storage.records import ContextRow, MemoryRow
 from kioku.storage.shared import rows
 from kioku.storage.shared.rows import MEMORY_COLUMNS
@@ -76,9 +75,12 @@ def encode_tsquery(terms: list[str]) -> str:
     return " | ".join(_quote_lexeme(term) for term in terms)
 
 
-def encode_vector(vector: np.ndarray) -> str:
-    """pgvector's text form; 9 significant digits round-trip a float32 exactly."""
-    return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+def encode_tsquery_groups(groups: Sequence[Sequence[str]], excluding: Sequence[str]) -> str:
+    """OR of the groups (each the AND of its terms), and none of ``excluding``."""
+    any_group = " | ".join(
+        "(" + " & ".join(_quote_lexeme(term) for term in group) + ")" for group in groups
+    )
+    return f"({any_group}) & !({encode_tsquery(list(excluding))})"
 
 
 def memory_from_row(row: dict[str, Any]) -> MemoryRow:

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any, LiteralString, cast
 
+import numpy as np
 from psycopg import Connection, Cursor, errors
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
@@ -30,8 +31,9 @@ class PostgresDialect:
     for_share = " FOR SHARE"
     for_no_key_update = " FOR NO KEY UPDATE"
     exclusive_writes = False
-    skip_index = ""
     json_param = "%s::jsonb"
+    workspace_lock = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
+    vector = "vector_send(embedding) AS vector"
 
     def json_text(self, column: str) -> str:
         return f"{column}::text AS {column}"
@@ -78,11 +80,34 @@ class PostgresDialect:
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         return f"starts_with({column}, %s)", [prefix]
 
+    def text_pair_in(
+        self, first: str, second: str, pairs: Sequence[tuple[str, str]]
+    ) -> tuple[str, list[Any]]:
+        return (
+            f"({first}, {second}) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            [[pair[0] for pair in pairs], [pair[1] for pair in pairs]],
+        )
+
+    def unindexed(self, column: str) -> str:
+        return column
+
+    def read_vector(self, value: bytes) -> np.ndarray:
+        # vector_send: int16 dimension, int16 unused, then big-endian float4s.
+        return np.frombuffer(value, dtype=">f4", offset=4).astype(np.float32)
+
+    def write_vector(self, vector: np.ndarray) -> str:
+        return encode_vector(vector)
+
+
+def encode_vector(vector: np.ndarray) -> str:
+    """pgvector's text form; 9 significant digits round-trip a float32 exactly."""
+    return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+
 
 _STREAM_BATCH = 500
 
 
-class _Transaction:
+class PostgresTransaction:
     __slots__ = ("conn",)
 
     def __init__(self, conn: Connection[DictRow]) -> None:
@@ -112,13 +137,13 @@ class PostgresSql:
         self.db = db
 
     @contextmanager
-    def read(self, scope: str, *, snapshot: bool = False) -> Iterator[_Transaction]:
+    def read(self, scope: str, *, snapshot: bool = False) -> Iterator[PostgresTransaction]:
         with self.db.transaction(scope, snapshot=snapshot) as conn:
-            yield _Transaction(conn)
+            yield PostgresTransaction(conn)
 
     write = read  # one transaction either way; row-level security scopes it to ``scope``
 
-    def snapshot(self, scope: str) -> AbstractContextManager[_Transaction]:
+    def snapshot(self, scope: str) -> AbstractContextManager[PostgresTransaction]:
         return self.read(scope, snapshot=True)
 
     @contextmanager

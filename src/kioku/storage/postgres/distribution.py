@@ -28,6 +28,8 @@ DISTRIBUTED: tuple[str, ...] = (
     "connectors",
     "contexts",
     "memories",
+    "lexical_scope_stats",
+    "lexical_term_stats",
     "retrieval_feedback",
     "agent_states",
     "memory_edges",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from kioku.storage.postgres.connection import ALL_WORKSPACES, PostgresDatabase
-from kioku.storage.records import EmbeddingJob, embedding_text
-from kioku.storage.shared.jobs import JobStore
+from kioku.storage.records import EmbeddingJob
+from kioku.storage.shared.jobs import JobStore, job_from_row
 
 
 class PostgresJobLane(JobStore):
@@ -42,12 +42,4 @@ class PostgresJobLane(JobStore):
                 {"model": model, "now": now, "limit": limit, "until": until},
             ).fetchall()
         rows.sort(key=lambda row: row["seq"])
-        return [
-            EmbeddingJob(
-                row["id"],
-                row["workspace_id"],
-                row["context_id"],
-                embedding_text(row["summary"], row["content"]),
-            )
-            for row in rows
-        ]
+        return [job_from_row(row) for row in rows]

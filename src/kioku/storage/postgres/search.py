@@ -6,7 +6,7 @@ Lexical leg (BM25, k1 = 1.2, b = 0.75). Each memory stores kioku's own tokens ve
 
 * the corpus is the live memories (``deleted_at IS NULL``) of the workspace and the given
   contexts: N = their number, avgdl = their mean ``lexical_length``, and for each distinct
-  query term df = how many of them contain it (each a GIN index lookup);
+  query term df = how many of them contain it;
 * idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), the Lucene form, never negative;
 * the candidates are the memories passing the filter whose tokens match the OR of the terms
   (the GIN index again); each scores
@@ -14,21 +14,23 @@ Lexical leg (BM25, k1 = 1.2, b = 0.75). Each memory stores kioku's own tokens ve
   with tf = occurrences of t in the memory and dl = its ``lexical_length`` (only the query's
   lexemes are unnested: ``setweight`` marks them, ``ts_filter`` keeps them).
 
-Higher is better, ties broken by id, as on SQLite. The statistics are the tenant's and the
-searched contexts' own (SQLite's FTS5 counts over the workspace's own table, all its
-contexts), so another tenant's data never moves a score.
+Higher is better, ties broken by id, as on SQLite. N, avgdl and the dfs are the tenant's and
+the searched contexts' own (SQLite's FTS5 counts over the workspace's own table, all its
+contexts), so another tenant's data never moves a score. They are read from the statistics
+tables the database keeps in every writing transaction (``lexical_stats``, migration 0013):
+one index lookup per term, however many memories hold it, and never stale.
 
-At scale two things change, and neither below ``STATS_CACHE_MIN`` memories in scope or
-``CANDIDATE_BUDGET`` postings per query, so small contexts (and the LoCoMo and JSQuAD
-benchmarks) score exactly as described above:
-
-* N, avgdl and the dfs cost a pass over the scope's rows and the terms' postings: scopes of
-  ``STATS_CACHE_MIN`` memories or more cache them for ``STATS_TTL_S`` seconds
-  (``CorpusStatsCache``), so scores there may lag writes by that much;
-* scoring costs about ten microseconds per candidate: when the query's terms have more than
-  ``CANDIDATE_BUDGET`` postings in all, the rarest terms select the candidates and the common
-  ones only add to their scores (``candidate_terms``; Lucene's common-terms cutoff). A memory
-  that shares nothing but very common words with the query is then not a candidate.
+Scoring costs about ten microseconds per candidate. When the query's terms have more than
+``CANDIDATE_BUDGET`` postings in all, the rarest terms select the candidates and the common
+ones only add to their scores (``candidate_terms``; Lucene's common-terms cutoff). Then the
+cutoff checks its own answer (max-score's certificate, ``completing_groups``): a memory
+holding none of the selecting terms can score at most the sum of idf x (k1 + 1) over the
+left-out terms it holds; the sets of left-out terms that could reach the k-th score found
+are searched too (their AND, without the selecting terms), when that second search is
+expected to score at most ``CERTIFICATE_BUDGET`` memories (and at most ``MAX_GROUPS`` sets).
+Then the top k is exact BM25's (ties aside); otherwise a memory sharing nothing but common
+words with the query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo
+and JSQuAD benchmarks) stay under the budget and score every candidate.
 
 Vector leg: cosine (``<=>``) among the live, embedded memories of the contexts whose recorded
 dimension matches the query's; score = 1 - distance, ties broken by id. Exact when at most
@@ -44,36 +46,38 @@ against exact is measured in tests/storage/test_postgres_hnsw.py.
 from __future__ import annotations
 
 import math
-import threading
-import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, LiteralString
 
 import numpy as np
 from psycopg import Connection, sql
 from psycopg.rows import DictRow
 
 from kioku.storage.lexical_cutoff import candidate_terms as shared_candidate_terms
-from kioku.storage.postgres.codec import encode_tsquery, encode_vector, lexeme
+from kioku.storage.lexical_cutoff import completing_groups, expected_matches
+from kioku.storage.postgres.codec import (
+    encode_tsquery,
+    encode_tsquery_groups,
+    encode_vector,
+    lexeme,
+)
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.embeddings import vector_index_exists
 from kioku.storage.postgres.filters import filter_sql
-from kioku.storage.postgres.transfer import _decode_vector
-from kioku.storage.records import MemoryFilter, ScoredId, VersionSignals
+from kioku.storage.postgres.lexical_stats import corpus_stats
+from kioku.storage.records import MemoryFilter, ScoredId
 
 K1 = 1.2
 B = 0.75
 
-STATS_CACHE_MIN = 20_000
-"""From this many live memories in scope, BM25's corpus statistics are cached (see
-``CorpusStatsCache``)."""
-STATS_TTL_S = 60.0
-"""How long cached corpus statistics are used before they are counted again."""
-STATS_CACHE_TERMS = 100_000
-"""At most this many cached document frequencies per store."""
 CANDIDATE_BUDGET = 5_000
 """Above this many postings over all query terms, only the rarer terms select the memories to
 score (see ``candidate_terms``)."""
+CERTIFICATE_BUDGET = 5_000
+"""The most memories the certificate's second search is expected to score (else it is not
+run, and the cutoff's answer stands)."""
+MAX_GROUPS = 32
+"""At most this many sets of left-out terms in the certificate's second search."""
 
 EXACT_MAX = 10_000
 """Up to this many rows in scope the vector leg is exact (as before HNSW, and as SQLite's
@@ -95,8 +99,6 @@ class PostgresSearchLane:
 
     db: PostgresDatabase
 
-    _lexical_stats: CorpusStatsCache | None = None
-
     def lexical_search(
         self,
         workspace_id: str,
@@ -108,33 +110,25 @@ class PostgresSearchLane:
         terms = sorted({lexeme(token) for token in tokens if token})
         if not terms or not context_ids or limit <= 0:
             return []
-        if self._lexical_stats is None:
-            self._lexical_stats = CorpusStatsCache()
         where, params = filter_sql(workspace_id, context_ids, flt)
         with self.db.transaction(workspace_id) as conn:
-            n, avgdl, dfs = self._lexical_stats.get(conn, workspace_id, context_ids, terms)
+            n, avgdl, dfs = corpus_stats(conn, workspace_id, context_ids, terms)
             # A deleted memory searched with include_deleted may hold a term no live one has:
             # df counts at least the memory itself, so its idf stays finite and positive.
             weights = [idf(max(n, 1), min(max(dfs[term], 1), max(n, 1))) for term in terms]
+            scoring = _Scoring(conn, where, params, terms, weights, avgdl, limit)
             selecting = candidate_terms(terms, dfs, limit)
-            rows = conn.execute(
-                "SELECT m.id, (SELECT sum(w.idf[array_position(w.terms, u.lexeme)] "
-                "* greatest(cardinality(u.positions), 1) * %s / "
-                "(greatest(cardinality(u.positions), 1) + %s * "
-                "(1 - %s + %s * m.lexical_length / %s))) "
-                # Only the query's lexemes: setweight marks them, ts_filter keeps them.
-                "FROM unnest(ts_filter(setweight(m.lexical_tokens, 'A', w.terms), '{a}')) u) "
-                "AS score "
-                "FROM memories m, (SELECT %s::text[] AS terms, %s::float8[] AS idf) w "
-                f"WHERE {where} AND m.lexical_tokens @@ %s::tsquery "
-                'ORDER BY score DESC, m.id COLLATE "C" LIMIT %s',
-                (
-                    K1 + 1, K1, B, B, avgdl if avgdl > 0 else 1.0,
-                    terms, weights,
-                    *params, encode_tsquery(selecting), limit,
-                ),
-            ).fetchall()  # fmt: skip
-        return [ScoredId(row["id"], float(row["score"])) for row in rows]
+            rows = scoring.run(encode_tsquery(selecting))
+            left = {t: w * (K1 + 1) for t, w in zip(terms, weights, strict=True)
+                    if t not in selecting}  # fmt: skip
+            if left:
+                threshold = rows[-1][1] if len(rows) >= limit else 0.0
+                # The bound is compared with a little slack: a tie may still enter by its id.
+                groups = completing_groups(left, threshold * (1 - 1e-9), MAX_GROUPS)
+                if groups and expected_matches(groups, dfs, n) <= CERTIFICATE_BUDGET:
+                    extra = scoring.run(encode_tsquery_groups(groups, selecting))
+                    rows = sorted([*rows, *extra], key=lambda r: (-r[1], r[0].encode()))[:limit]
+        return [ScoredId(memory_id, score) for memory_id, score in rows]
 
     def vector_search(
         self,
@@ -177,27 +171,6 @@ class PostgresSearchLane:
                     (vector, *scope_params, limit),
                 ).fetchall()
         return [ScoredId(row["id"], 1.0 - float(row["distance"])) for row in rows]
-
-    def version_signals(
-        self, workspace_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, VersionSignals]:
-        if not memory_ids:
-            return {}
-        with self.db.transaction(workspace_id) as conn:
-            rows = conn.execute(
-                "SELECT id, context_id, created_at, summary, vector_send(embedding) AS vector "
-                "FROM memories WHERE workspace_id = %s AND id = ANY(%s)",
-                (workspace_id, list(memory_ids)),
-            ).fetchall()
-        return {
-            row["id"]: VersionSignals(
-                row["context_id"],
-                row["created_at"],
-                row["summary"],
-                None if row["vector"] is None else _decode_vector(row["vector"]),
-            )
-            for row in rows
-        }
 
     @staticmethod
     def _scope_is_large(conn: Connection[DictRow], scope: sql.SQL, params: list[Any]) -> bool:
@@ -255,78 +228,47 @@ def hnsw_statement(scope: sql.Composable, dim: int) -> sql.Composed:
     ).format(dim=sql.Literal(dim), scope=scope)
 
 
+class _Scoring:
+    """One search's BM25 scoring statement, run for a tsquery selecting the candidates."""
+
+    def __init__(
+        self,
+        conn: Connection[DictRow],
+        where: LiteralString,
+        params: Sequence[Any],
+        terms: list[str],
+        weights: list[float],
+        avgdl: float,
+        limit: int,
+    ) -> None:
+        self.conn, self.params = conn, params
+        self.where: LiteralString = where
+        self.terms, self.weights, self.limit = terms, weights, limit
+        self.avgdl = avgdl if avgdl > 0 else 1.0
+
+    def run(self, tsquery: str) -> list[tuple[str, float]]:
+        """The top ``limit`` (id, score) among the candidates matching ``tsquery``; every
+        query term counts in every score."""
+        rows = self.conn.execute(
+            "SELECT m.id, (SELECT sum(w.idf[array_position(w.terms, u.lexeme)] "
+            "* greatest(cardinality(u.positions), 1) * %s / "
+            "(greatest(cardinality(u.positions), 1) + %s * "
+            "(1 - %s + %s * m.lexical_length / %s))) "
+            # Only the query's lexemes: setweight marks them, ts_filter keeps them.
+            "FROM unnest(ts_filter(setweight(m.lexical_tokens, 'A', w.terms), '{a}')) u) "
+            "AS score "
+            "FROM memories m, (SELECT %s::text[] AS terms, %s::float8[] AS idf) w "
+            f"WHERE {self.where} AND m.lexical_tokens @@ %s::tsquery "
+            'ORDER BY score DESC, m.id COLLATE "C" LIMIT %s',
+            (
+                K1 + 1, K1, B, B, self.avgdl,
+                self.terms, self.weights,
+                *self.params, tsquery, self.limit,
+            ),
+        ).fetchall()  # fmt: skip
+        return [(row["id"], float(row["score"])) for row in rows]
+
+
 def candidate_terms(terms: Sequence[str], dfs: dict[str, int], limit: int) -> list[str]:
     """``lexical_cutoff.candidate_terms`` with this backend's ``CANDIDATE_BUDGET``."""
     return shared_candidate_terms(terms, dfs, limit, CANDIDATE_BUDGET)
-
-
-class CorpusStatsCache:
-    """BM25's corpus statistics (N, avgdl, df per term) for a workspace and set of contexts.
-
-    Counting them costs a pass over the scope's rows (N, avgdl) and over each term's
-    postings (df): nothing for a context of a few thousand memories, most of a search at a
-    million. So scopes of at least ``STATS_CACHE_MIN`` memories keep them for
-    ``STATS_TTL_S`` seconds: scores there may lag writes by that much (which memories match
-    never does); smaller scopes are counted afresh on every search.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._corpus: dict[tuple[str, tuple[str, ...]], tuple[float, int, float]] = {}
-        self._dfs: dict[tuple[str, tuple[str, ...], str], tuple[float, int]] = {}
-
-    def get(
-        self,
-        conn: Connection[DictRow],
-        workspace_id: str,
-        context_ids: Sequence[str],
-        terms: Sequence[str],
-    ) -> tuple[int, float, dict[str, int]]:
-        """(N, avgdl, {term: df}) for the live memories of the scope."""
-        scope = (workspace_id, tuple(sorted(set(context_ids))))
-        now = time.monotonic()
-        with self._lock:
-            cached = self._corpus.get(scope)
-        if cached is not None and now - cached[0] < STATS_TTL_S:
-            n, avgdl = cached[1], cached[2]
-        else:
-            row = conn.execute(
-                "SELECT count(*) AS n, coalesce(avg(lexical_length), 0)::float8 AS avgdl "
-                "FROM memories WHERE workspace_id = %s AND context_id = ANY(%s) "
-                "AND deleted_at IS NULL",
-                (workspace_id, list(scope[1])),
-            ).fetchone()
-            assert row is not None
-            n, avgdl = row["n"], row["avgdl"]
-            with self._lock:
-                if n >= STATS_CACHE_MIN:
-                    self._corpus[scope] = (now, n, avgdl)
-                else:
-                    self._corpus.pop(scope, None)
-        caching = n >= STATS_CACHE_MIN
-        dfs: dict[str, int] = {}
-        if caching:
-            with self._lock:
-                for term in terms:
-                    hit = self._dfs.get((*scope, term))
-                    if hit is not None and now - hit[0] < STATS_TTL_S:
-                        dfs[term] = hit[1]
-        missing = [term for term in terms if term not in dfs]
-        if missing:
-            rows = conn.execute(
-                "SELECT t.term, (SELECT count(*) FROM memories m WHERE m.workspace_id = %s "
-                "AND m.context_id = ANY(%s) AND m.deleted_at IS NULL "
-                "AND m.lexical_tokens @@ t.query) AS df "
-                "FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)",
-                (workspace_id, list(scope[1]), missing,
-                 [encode_tsquery([term]) for term in missing]),
-            ).fetchall()  # fmt: skip
-            fresh = {row["term"]: row["df"] for row in rows}
-            dfs.update(fresh)
-            if caching:
-                with self._lock:
-                    if len(self._dfs) + len(fresh) > STATS_CACHE_TERMS:
-                        self._dfs.clear()  # crude, rare: a bound on memory, not an LRU
-                    for term, df in fresh.items():
-                        self._dfs[(*scope, term)] = (now, df)
-        return n, avgdl, dfs

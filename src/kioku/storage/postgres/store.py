@@ -11,14 +11,13 @@ from kioku.storage.migrations import upgrade_database
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.dialect import PostgresSql
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
-from kioku.storage.postgres.graph import PostgresGraphLane
 from kioku.storage.postgres.jobs import PostgresJobLane
 from kioku.storage.postgres.lexicon import PostgresLexicon
 from kioku.storage.postgres.search import PostgresSearchLane
 from kioku.storage.postgres.sleep import PostgresSleepLane
-from kioku.storage.postgres.transfer import VECTOR_FORM
 from kioku.storage.shared.areas import SharedAreas
 from kioku.storage.shared.database import Database
+from kioku.storage.shared.graph import GraphStore
 from kioku.storage.shared.memories import Lexicon
 from kioku.storage.urls import libpq_url, sqlalchemy_url
 
@@ -28,14 +27,13 @@ class PostgresStore(
     PostgresSearchLane,
     PostgresEmbeddingLane,
     PostgresJobLane,
-    PostgresGraphLane,
+    GraphStore,
     PostgresSleepLane,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 
     sql: Database  # the shared areas' view of ``db``
     lexicon: Lexicon
-    vector_form = VECTOR_FORM
 
     def __init__(self, url: str, *, max_connections: int = 10) -> None:
         self.url = libpq_url(url)

@@ -16,7 +16,7 @@ from kioku.storage.shared.memories import Lexicon, MemoryStore
 from kioku.storage.shared.oauth import OAuthStore
 from kioku.storage.shared.state import StateStore
 from kioku.storage.shared.threads import ThreadStore
-from kioku.storage.shared.transfer import TransferStore, VectorForm
+from kioku.storage.shared.transfer import TransferStore
 
 
 class SharedAreas(
@@ -34,9 +34,8 @@ class SharedAreas(
     Protocol,
 ):
     """What a backend supplies them: ``sql`` (its connections and dialect), ``lexicon`` (where
-    tokens live), ``vector_form`` (a vector in a dump); and, if it caches vectors, its own
+    tokens live and how a batch of memories is inserted); and, if it caches vectors, its own
     ``_vectors_removed`` and ``_vectors_changed`` (the areas' are no-ops)."""
 
     sql: Database
     lexicon: Lexicon
-    vector_form: VectorForm

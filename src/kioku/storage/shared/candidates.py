@@ -24,13 +24,13 @@ class CandidateStore(Protocol):
             rows = select_among(
                 tx,
                 d,
-                "SELECT m.id, m.importance, m.created_at, m.access_count, "
+                "SELECT m.id, m.importance, m.created_at, m.access_count, m.context_id, m.thread, "
                 "(SELECT count(*) FROM retrieval_feedback f WHERE f.workspace_id = m.workspace_id "
                 "AND f.memory_id = m.id AND f.helpful) AS helpful, "
                 "(SELECT count(*) FROM retrieval_feedback f WHERE f.workspace_id = m.workspace_id "
                 "AND f.memory_id = m.id AND NOT f.helpful) AS unhelpful "
                 # The ids name the rows: the planner uses the unique id index, not a scan.
-                f"FROM memories m WHERE {d.skip_index}m.workspace_id = %s AND {{among}}",
+                f"FROM memories m WHERE {d.unindexed('m.workspace_id')} = %s AND {{among}}",
                 "m.id",
                 memory_ids,
                 before=(workspace_id,),
@@ -42,6 +42,7 @@ class CandidateStore(Protocol):
                 row["access_count"],
                 row["helpful"],
                 row["unhelpful"],
+                None if row["thread"] is None else (row["context_id"], row["thread"]),
             )
             for row in rows
         }
@@ -54,7 +55,7 @@ class CandidateStore(Protocol):
         d = self.sql.dialect
         query = (
             "SELECT id, substr(summary, 1, %s) || %s || substr(content, 1, %s) AS head "
-            f"FROM memories WHERE {d.skip_index}workspace_id = %s AND {{among}}"
+            f"FROM memories WHERE {d.unindexed('workspace_id')} = %s AND {{among}}"
         )
         with self.sql.read(workspace_id) as tx:
             rows = select_among(tx, d, query, "id", memory_ids, (chars, "\n", chars, workspace_id))

@@ -13,6 +13,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+import numpy as np
+
 ALL_WORKSPACES = "*"
 """The scope of work that is not one tenant's (a key by its hash, a workspace by name, the
 embedding queue). Never a workspace id (those are UUIDs)."""
@@ -53,17 +55,19 @@ class Dialect(Protocol):
     """Appended to a SELECT whose rows the transaction then writes (SQLite: its write lock)."""
     for_share: str
     """Appended to a SELECT whose rows must stay as read until the commit."""
-    for_no_key_update: str
-    """Like ``for_update``, for a write that leaves the row's key alone (references to the
-    row may still be written meanwhile)."""
     json_param: str
     """The placeholder for JSON given as text (``%s::jsonb`` on PostgreSQL)."""
     exclusive_writes: bool
     """A write transaction takes the database's one write lock (SQLite): a write that is
     usually needless is looked for first."""
-    skip_index: str
-    """Put before a column to keep the planner off its index where the statement names its
-    rows by key already (SQLite's unary ``+``; PostgreSQL's planner needs no hint)."""
+    for_no_key_update: str
+    """Appended to a SELECT whose rows the transaction then updates without touching their
+    keys (PostgreSQL ``FOR NO KEY UPDATE``: inserts referencing them need not wait)."""
+    workspace_lock: str
+    """A statement taking a transaction-scoped lock on (key, workspace id), serializing the
+    read-compute-write of a workspace's graph (SQLite: none, its write lock already does)."""
+    vector: str
+    """A select-list item reading ``memories.embedding`` as ``vector`` (see ``read_vector``)."""
 
     def json_text(self, column: str) -> str:
         """A select-list item reading a JSON column back as its text, named ``column``."""
@@ -111,6 +115,26 @@ class Dialect(Protocol):
 
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         """``column`` begins with ``prefix`` taken literally (no LIKE wildcards)."""
+        ...
+
+    def text_pair_in(
+        self, first: str, second: str, pairs: Sequence[tuple[str, str]]
+    ) -> tuple[str, list[Any]]:
+        """``(first, second)`` is one of ``pairs`` (text, text): the condition and its
+        parameters. Each pair is looked up on an index that starts with both columns."""
+        ...
+
+    def unindexed(self, column: str) -> str:
+        """``column`` in a condition the planner must not pick an index for (SQLite
+        ``+column``: the primary key beats the workspace index on an id list)."""
+        ...
+
+    def read_vector(self, value: Any) -> np.ndarray:
+        """The ``vector`` select-list item as a float32 array."""
+        ...
+
+    def write_vector(self, vector: np.ndarray) -> Any:
+        """A vector as the parameter of a memory INSERT's ``embedding`` column."""
         ...
 
 

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-from kioku.storage.records import EmbeddingJob
+from kioku.storage.records import EmbeddingJob, embedding_text
 from kioku.storage.shared.database import ALL_WORKSPACES, Database
+
+
+def job_from_row(row: Any) -> EmbeddingJob:
+    """A row of a memory's id, workspace_id, context_id, summary and content, as a job."""
+    return EmbeddingJob(
+        row["id"], row["workspace_id"], row["context_id"],
+        embedding_text(row["summary"], row["content"]),
+    )  # fmt: skip
 
 
 class JobStore(Protocol):

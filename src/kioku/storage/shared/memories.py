@@ -16,6 +16,7 @@ from kioku.errors import ConflictError
 from kioku.storage.records import MemoryChanges, MemoryFilter, MemoryRow, NewMemory
 from kioku.storage.shared.contexts import encode_column
 from kioku.storage.shared.database import Database, Dialect, Transaction, select_among
+from kioku.storage.shared.embeddings import bump_generation
 from kioku.storage.shared.filters import memory_filter
 from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row
 
@@ -58,19 +59,20 @@ _TEXT_CHANGED = (
 """A new text: the old vector goes, and any worker's claim on the memory with it."""
 
 
-class Lexicon(Protocol):
-    """Where an engine keeps a memory's lexical tokens: in the memory's row (``columns``,
-    ``sets``) or beside it (``update``); an engine overrides what it uses."""
+MemoryBatch = Sequence[tuple[Sequence[Any], str]]
+"""New memories for a ``Lexicon`` to insert: each one's column values and its tokens."""
 
-    columns: str = ""
-    """Extra columns of a memory INSERT that hold the tokens (``, a, b``), or empty."""
-    marks: str = ""
-    """Their placeholders (``, %s, %s``), or empty."""
+
+class Lexicon(Protocol):
+    """Where an engine keeps a memory's lexical tokens: in the memory's row (``sets``) or
+    beside it (``update``), and how a batch of memories is inserted with them (``insert``);
+    an engine overrides what it uses."""
 
     def insert(
-        self, tx: Transaction, workspace_id: str, statement: str, rows: Sequence[tuple[Any, str]]
+        self, tx: Transaction, workspace_id: str, columns: Sequence[str], rows: MemoryBatch
     ) -> None:
-        """Run the INSERT ``statement`` once per (values, tokens) and store the tokens."""
+        """Insert memories: each row's values (of ``columns``, ``workspace_id`` among them)
+        and its tokens. The batch lands in ``tx``: all of it or none."""
         ...
 
     def sets(self, tokens: str) -> tuple[list[str], list[Any]]:
@@ -79,14 +81,6 @@ class Lexicon(Protocol):
 
     def update(self, tx: Transaction, workspace_id: str, seq: int, tokens: str) -> None:
         """Store new tokens of the memory ``seq`` outside its row."""
-
-
-def insert_statement(lexicon: Lexicon, columns: Sequence[str], marks: Sequence[str]) -> str:
-    """A memory INSERT of ``columns`` (placeholders ``marks``) and the lexicon's own."""
-    return (
-        f"INSERT INTO memories ({', '.join(columns)}{lexicon.columns}) "
-        f"VALUES ({', '.join(marks)}{lexicon.marks})"
-    )
 
 
 def new_memory_values(d: Dialect, workspace_id: str, row: NewMemory) -> tuple[Any, ...]:
@@ -99,23 +93,6 @@ def new_memory_values(d: Dialect, workspace_id: str, row: NewMemory) -> tuple[An
         created, row.instruction_like, row.external_id, row.external_owner, row.tainted,
         row.thread, row.thread_position,
     )  # fmt: skip
-
-
-def bump_generations(
-    tx: Transaction, d: Dialect, workspace_id: str, context_ids: Sequence[str]
-) -> dict[str, int]:
-    """These contexts' vectors changed: a new generation each, so no cached index (in memory
-    or on disk) matches it. Returns each context's new generation."""
-    rows = select_among(
-        tx,
-        d,
-        "UPDATE contexts SET vector_generation = vector_generation + 1 "
-        "WHERE workspace_id = %s AND {among} RETURNING id, vector_generation",
-        "id",
-        context_ids,
-        before=(workspace_id,),
-    )
-    return {row["id"]: row["vector_generation"] for row in rows}
 
 
 class MemoryStore(Protocol):
@@ -136,11 +113,10 @@ class MemoryStore(Protocol):
         if not rows:
             return
         d = self.sql.dialect
-        statement = insert_statement(self.lexicon, NEW_COLUMNS, ["%s"] * len(NEW_COLUMNS))
         values = [(new_memory_values(d, workspace_id, row), row.lexical_tokens) for row in rows]
         try:
             with self.sql.write(workspace_id) as tx:
-                self.lexicon.insert(tx, workspace_id, statement, values)
+                self.lexicon.insert(tx, workspace_id, NEW_COLUMNS, values)
         except Exception as exc:
             if not d.unique_violation(exc, "ux_memories_external"):
                 raise
@@ -181,7 +157,7 @@ class MemoryStore(Protocol):
         # The ids name the rows: the planner uses the unique id index, not a scan.
         query = (
             f"SELECT {MEMORY_COLUMNS} FROM memories "
-            f"WHERE {d.skip_index}workspace_id = %s AND {{among}}"
+            f"WHERE {d.unindexed('workspace_id')} = %s AND {{among}}"
         )
         with self.sql.read(workspace_id) as tx:
             rows = select_among(tx, d, query, "id", memory_ids, before=(workspace_id,))
@@ -327,5 +303,5 @@ class MemoryStore(Protocol):
         self, tx: Transaction, workspace_id: str, context_id: str, memory_ids: Sequence[str]
     ) -> None:
         """Ready vectors of a context left the index: a new generation, the caches told."""
-        generations = bump_generations(tx, self.sql.dialect, workspace_id, [context_id])
-        self._vectors_removed(context_id, generations.get(context_id, 0), memory_ids)
+        generation = bump_generation(tx, workspace_id, context_id)
+        self._vectors_removed(context_id, generation, memory_ids)

@@ -1,20 +1,18 @@
 """Moving a workspace: dump every row from one snapshot, restore rows as they were.
 
 Both run in one transaction scoped to the workspace; the dump streams (PostgreSQL: a
-server-side cursor), the restore inserts in batches. Only a vector's stored form differs: a
-backend's ``vector_form`` says how it is read and written. The records and their order:
+server-side cursor), the restore inserts in batches (memories through the backend's
+``Lexicon``, which stores their tokens). A vector travels in its stored form: the dialect's
+``vector``, ``read_vector`` and ``write_vector``. The records and their order:
 ``storage/transfer.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from itertools import groupby, islice
 from typing import Any, Protocol
-
-import numpy as np
 
 from kioku.errors import ConflictError
 from kioku.storage.records import ConnectorRow, ContextRow, EdgeRow, FeedbackRow, StateRow
@@ -27,8 +25,9 @@ from kioku.storage.shared.database import (
     record,
     select_among,
 )
+from kioku.storage.shared.embeddings import bump_generation
 from kioku.storage.shared.feedback import feedback_from_row
-from kioku.storage.shared.memories import Lexicon, bump_generations, insert_statement
+from kioku.storage.shared.memories import Lexicon
 from kioku.storage.shared.rows import (
     MEMORY_COLUMNS,
     MEMORY_FIELDS,
@@ -61,6 +60,7 @@ _TABLES: dict[type, tuple[str, tuple[str, ...]]] = {
                                 "created_at", "updated_at")),
 }  # fmt: skip
 """Each restored record's table and columns (its ``workspace_id`` is the target's)."""
+_MEMORY_DUMP_COLUMNS = (*MEMORY_FIELDS, "embedding", "embedding_model")
 
 
 def _value(d: Dialect, workspace_id: str, row: Any, column: str) -> Any:
@@ -75,24 +75,11 @@ def _insert(d: Dialect, table: str, columns: Sequence[str]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
 
 
-@dataclass(frozen=True)
-class VectorForm:
-    """How an engine's ``memories.embedding`` travels in a dump."""
-
-    select: str
-    """A select-list item reading it in the form ``read`` takes, named ``vector``."""
-    mark: str
-    """The placeholder of a value ``write`` made."""
-    read: Callable[[Any], np.ndarray]
-    write: Callable[[np.ndarray], Any]
-
-
 class TransferStore(Protocol):
     """Workspace transfer primitives (``kioku export`` / ``kioku import``), written once."""
 
     sql: Database
     lexicon: Lexicon
-    vector_form: VectorForm
 
     def _vectors_changed(self, context_ids: Sequence[str]) -> None:
         """A vector cache of these contexts may be stale: drop it (the backend defines it)."""
@@ -119,12 +106,12 @@ class TransferStore(Protocol):
             ):
                 yield context_from_row(d, row)
             for row in tx.stream(
-                f"SELECT {MEMORY_COLUMNS}, embedding_model, {self.vector_form.select} "
+                f"SELECT {MEMORY_COLUMNS}, embedding_model, {d.vector} "
                 f"FROM memories WHERE workspace_id = %s "
                 f"ORDER BY context_id{b}, created_at, id{b}",
                 ws,
             ):
-                vector = None if row["vector"] is None else self.vector_form.read(row["vector"])
+                vector = None if row["vector"] is None else d.read_vector(row["vector"])
                 yield MemoryDump(memory_from_row(d, row), row["embedding_model"], vector)
             for row in tx.stream(
                 "SELECT workspace_id, context_id, source_id, target_id, weight, origin, "
@@ -153,11 +140,6 @@ class TransferStore(Protocol):
         transaction: all or nothing. Rows come in dependency order; vector caches are
         invalidated for every restored context."""
         d = self.sql.dialect
-        memories = insert_statement(
-            self.lexicon,
-            [*MEMORY_FIELDS, "embedding", "embedding_model"],
-            [*(["%s"] * len(MEMORY_FIELDS)), self.vector_form.mark, "%s"],
-        )
         contexts: list[str] = []
         try:
             with self.sql.write(workspace_id) as tx:
@@ -165,7 +147,7 @@ class TransferStore(Protocol):
                     for batch in _batches(group):
                         if kind is MemoryDump:
                             values = [self._dump_values(workspace_id, dump) for dump in batch]
-                            self.lexicon.insert(tx, workspace_id, memories, values)
+                            self.lexicon.insert(tx, workspace_id, _MEMORY_DUMP_COLUMNS, values)
                             continue
                         table, columns = _TABLES[kind]
                         if kind is ContextRow:
@@ -174,7 +156,8 @@ class TransferStore(Protocol):
                             _insert(d, table, columns),
                             [[_value(d, workspace_id, row, c) for c in columns] for row in batch],
                         )
-                bump_generations(tx, d, workspace_id, contexts)
+                for context_id in contexts:
+                    bump_generation(tx, workspace_id, context_id)
         except Exception as exc:
             if not d.integrity_error(exc):
                 raise
@@ -198,7 +181,7 @@ class TransferStore(Protocol):
         """The memory INSERT's parameters for a dumped memory, and its tokens."""
         d = self.sql.dialect
         values = [_value(d, workspace_id, dump.row, column) for column in MEMORY_FIELDS]
-        vector = None if dump.vector is None else self.vector_form.write(dump.vector)
+        vector = None if dump.vector is None else d.write_vector(dump.vector)
         return (*values, vector, dump.embedding_model), dump.lexical_tokens
 
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-import numpy as np
-
 from kioku.storage.records import ContextRow, MemoryRow
 from kioku.storage.shared import rows
 from kioku.storage.shared.rows import MEMORY_COLUMNS
-from kioku.storage.sqlite.dialect import SQLiteDialect
+from kioku.storage.sqlite.dialect import SQLiteDialect, decode_vector, encode_vector
 from kioku.storage.sqlite.times import (
     decode_required_time,
     decode_time,
@@ -30,14 +28,6 @@ __all__ = [
 ]
 
 _DIALECT = SQLiteDialect()
-
-
-def encode_vector(vector: np.ndarray) -> bytes:
-    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
-
-
-def decode_vector(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype="<f4")
 
 
 def memory_from_row(row: sqlite3.Row) -> MemoryRow:

@@ -11,6 +11,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from kioku.storage.shared.database import Params
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.times import decode_required_time, decode_time, encode_optional_time
@@ -44,8 +46,9 @@ class SQLiteDialect:
     for_share = ""
     for_no_key_update = ""
     exclusive_writes = True
-    skip_index = "+"
     json_param = "%s"
+    workspace_lock = ""  # BEGIN IMMEDIATE serializes every writer already
+    vector = "embedding AS vector"
 
     def json_text(self, column: str) -> str:
         return column
@@ -97,6 +100,35 @@ class SQLiteDialect:
 
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         return f"substr({column}, 1, %s) = %s", [len(prefix), prefix]
+
+    def text_pair_in(
+        self, first: str, second: str, pairs: Sequence[tuple[str, str]]
+    ) -> tuple[str, list[Any]]:
+        # A subquery over VALUES: SQLite 3.40 looks each row up on the primary key, where for
+        # "IN (VALUES …)" or an OR of equalities it may scan the workspace's rows.
+        rows = ", ".join("(%s, %s)" for _ in pairs)
+        return (
+            f"({first}, {second}) IN (SELECT column1, column2 FROM (VALUES {rows}))",
+            [value for pair in pairs for value in pair],
+        )
+
+    def unindexed(self, column: str) -> str:
+        return f"+{column}"
+
+    def read_vector(self, value: bytes) -> np.ndarray:
+        return decode_vector(value)
+
+    def write_vector(self, vector: np.ndarray) -> bytes:
+        return encode_vector(vector)
+
+
+def encode_vector(vector: np.ndarray) -> bytes:
+    """A vector as stored: little-endian float32 bytes."""
+    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
+
+
+def decode_vector(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4")
 
 
 _UNIQUE_COLUMN = {"ux_memories_external": "external_id"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from kioku.storage.records import EmbeddingJob, embedding_text
-from kioku.storage.shared.jobs import JobStore
+from kioku.storage.records import EmbeddingJob
+from kioku.storage.shared.jobs import JobStore, job_from_row
 from kioku.storage.sqlite.codec import encode_time
 from kioku.storage.sqlite.connection import SQLiteDatabase
 
@@ -36,12 +36,4 @@ class SQLiteJobLane(JobStore):
                 (encode_time(until), model, encode_time(now), limit),
             ).fetchall()
         rows = sorted(rows, key=lambda row: row["seq"])  # RETURNING has no order
-        return [
-            EmbeddingJob(
-                row["id"],
-                row["workspace_id"],
-                row["context_id"],
-                embedding_text(row["summary"], row["content"]),
-            )
-            for row in rows
-        ]
+        return [job_from_row(row) for row in rows]

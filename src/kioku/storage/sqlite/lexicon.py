@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
 from kioku.storage.shared.database import Transaction
-from kioku.storage.shared.memories import Lexicon
+from kioku.storage.shared.memories import Lexicon, MemoryBatch
 from kioku.storage.sqlite.dialect import SQLiteTransaction, native
 from kioku.storage.sqlite.lexical import ensure_lexical_table
 
@@ -21,10 +20,14 @@ class SQLiteLexicon(Lexicon):
     """``shared.memories.Lexicon`` on SQLite (see sqlite/lexical.py): beside the row."""
 
     def insert(
-        self, tx: Transaction, workspace_id: str, statement: str, rows: Sequence[tuple[Any, str]]
+        self, tx: Transaction, workspace_id: str, columns: Sequence[str], rows: MemoryBatch
     ) -> None:
         conn = _connection(tx)
         table = ensure_lexical_table(conn, workspace_id)
+        statement = (
+            f"INSERT INTO memories ({', '.join(columns)}) "
+            f"VALUES ({', '.join('%s' for _ in columns)})"
+        )
         for values, tokens in rows:
             cursor = conn.execute(native(statement), values)
             conn.execute(

@@ -9,16 +9,15 @@ from pathlib import Path
 from kioku.storage.migrations import upgrade_database
 from kioku.storage.shared.areas import SharedAreas
 from kioku.storage.shared.database import Database
+from kioku.storage.shared.graph import GraphStore
 from kioku.storage.shared.memories import Lexicon
 from kioku.storage.sqlite.bm25 import DocumentFrequencies
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.dialect import SQLiteSql
-from kioku.storage.sqlite.graph import SQLiteGraphLane
 from kioku.storage.sqlite.jobs import SQLiteJobLane
 from kioku.storage.sqlite.lexical import drain_deletions
 from kioku.storage.sqlite.lexicon import SQLiteLexicon
 from kioku.storage.sqlite.sleep import SQLiteSleepLane
-from kioku.storage.sqlite.transfer import VECTOR_FORM
 from kioku.storage.sqlite.vectors import SQLiteVectorLane
 from kioku.storage.vector_index import VectorIndexCache
 
@@ -27,14 +26,13 @@ class SQLiteStore(
     SharedAreas,
     SQLiteVectorLane,
     SQLiteJobLane,
-    SQLiteGraphLane,
+    GraphStore,
     SQLiteSleepLane,
 ):
     """The embedded backend. One instance per process per database file."""
 
     sql: Database  # the shared areas' view of ``db``
     lexicon: Lexicon
-    vector_form = VECTOR_FORM
 
     def __init__(
         self,

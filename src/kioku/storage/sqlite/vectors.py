@@ -9,17 +9,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from kioku.storage.records import (
-    EmbeddingJob,
-    EmbeddingQueue,
     MemoryFilter,
     ScoredId,
-    VersionSignals,
-    embedding_text,
 )
+from kioku.storage.shared.database import Transaction
+from kioku.storage.shared.embeddings import EmbeddingStore, Vectors, bump_generation
 from kioku.storage.sqlite.bm25 import DocumentFrequencies, rank_rows
 from kioku.storage.sqlite.codec import (
-    decode_required_time,
-    decode_time,
     decode_vector,
     encode_vector,
 )
@@ -29,8 +25,9 @@ from kioku.storage.sqlite.lexical import is_missing_table, lexical_table
 from kioku.storage.vector_index import VectorIndexCache
 
 
-class SQLiteVectorLane:
-    """Mixed into ``SQLiteStore``: everything that reads or writes tokens and vectors."""
+class SQLiteVectorLane(EmbeddingStore):
+    """Mixed into ``SQLiteStore``: the search legs, the vector cache, and the vector writes
+    that keep it in step (the rest of the embedding lane: ``shared/embeddings.py``)."""
 
     db: SQLiteDatabase
     index: VectorIndexCache
@@ -110,23 +107,6 @@ class SQLiteVectorLane:
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return [ScoredId(memory_id, score) for memory_id, score in hits[:limit]]
 
-    def version_signals(
-        self, workspace_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, VersionSignals]:
-        found: dict[str, VersionSignals] = {}
-        conn = self.db.connection()
-        for chunk in chunked(list(memory_ids)):
-            for memory_id, context_id, created_at, summary, blob in conn.execute(
-                "SELECT id, context_id, created_at, summary, embedding FROM memories "
-                f"WHERE +workspace_id = ? AND id IN ({placeholders(chunk)})",
-                (workspace_id, *chunk),
-            ):
-                vector = None if blob is None else decode_vector(blob)
-                found[memory_id] = VersionSignals(
-                    context_id, decode_required_time(created_at), summary, vector
-                )
-        return found
-
     def build_vector_graph(self, workspace_id: str, context_id: str) -> bool:
         """Build a large context's HNSW graph now rather than in the background on its first
         search (the benchmark times it after a bulk fill); ``True`` when it has one."""
@@ -185,110 +165,35 @@ class SQLiteVectorLane:
 
     # ------------------------------------------------------------ embeddings
 
-    def pending_embeddings(self, model: str, limit: int) -> list[EmbeddingJob]:
-        rows = (
-            self.db.connection()
-            .execute(
-                "SELECT m.id, m.workspace_id, m.context_id, m.summary, m.content FROM memories m "
-                "JOIN contexts c ON c.id = m.context_id AND c.workspace_id = m.workspace_id "
-                "WHERE m.embedding_status = 'pending' AND m.deleted_at IS NULL "
-                "AND (c.embedding_model IS NULL OR c.embedding_model = ?) "
-                "ORDER BY m.seq LIMIT ?",
-                (model, limit),
-            )
-            .fetchall()
-        )
-        return [
-            EmbeddingJob(row[0], row[1], row[2], embedding_text(row[3], row[4])) for row in rows
-        ]
+    def _prepare_vectors(self, dim: int) -> None:
+        pass  # the cache is built per context on its first search
 
-    def store_embeddings(
-        self,
-        workspace_id: str,
-        context_id: str,
-        model: str,
-        items: Sequence[tuple[str, np.ndarray]],
+    def _land_vectors(
+        self, tx: Transaction, workspace_id: str, context_id: str, model: str, items: Vectors
     ) -> int:
-        if not items:
-            return 0
-        dim = int(items[0][1].shape[0])
-        with self.db.write() as conn:
-            context = conn.execute(
-                "SELECT embedding_model, embedding_dim FROM contexts "
-                "WHERE workspace_id = ? AND id = ?",
-                (workspace_id, context_id),
+        landed: list[tuple[str, np.ndarray]] = []
+        indexed: list[tuple[str, np.ndarray]] = []
+        for memory_id, vector in items:
+            updated = tx.execute(
+                "UPDATE memories SET embedding = %s, embedding_model = %s, "
+                "embedding_status = 'ready' WHERE workspace_id = %s AND context_id = %s "
+                "AND id = %s AND embedding_status = 'pending' AND deleted_at IS NULL "
+                "RETURNING superseded_by",
+                (encode_vector(vector), model, workspace_id, context_id, memory_id),
             ).fetchone()
-            if context is None:
-                return 0
-            if context["embedding_model"] is None:
-                conn.execute(
-                    "UPDATE contexts SET embedding_model = ?, embedding_dim = ? "
-                    "WHERE workspace_id = ? AND id = ?",
-                    (model, dim, workspace_id, context_id),
-                )
-            elif context["embedding_model"] != model or context["embedding_dim"] != dim:
-                return 0  # never mix models in one context; `kioku reembed` switches explicitly
-            landed: list[tuple[str, np.ndarray]] = []
-            indexed: list[tuple[str, np.ndarray]] = []
-            for memory_id, vector in items:
-                updated = conn.execute(
-                    "UPDATE memories SET embedding = ?, embedding_model = ?, "
-                    "embedding_status = 'ready' WHERE workspace_id = ? AND context_id = ? "
-                    "AND id = ? AND embedding_status = 'pending' AND deleted_at IS NULL "
-                    "RETURNING superseded_by",
-                    (encode_vector(vector), model, workspace_id, context_id, memory_id),
-                ).fetchone()
-                if updated is not None:
-                    landed.append((memory_id, vector))
-                    if updated[0] is None:  # the cache holds unsuperseded memories only
-                        indexed.append((memory_id, vector))
-            if landed:
-                generation = self._bump_generation(conn, context_id)
-                self.index.apply(context_id, generation, upserts=indexed)
+            if updated is not None:
+                landed.append((memory_id, vector))
+                if updated[0] is None:  # the cache holds unsuperseded memories only
+                    indexed.append((memory_id, vector))
+        if landed:
+            generation = bump_generation(tx, workspace_id, context_id)
+            self.index.apply(context_id, generation, upserts=indexed)
         return len(landed)
 
-    def mark_embedding_failed(self, workspace_id: str, memory_ids: Sequence[str]) -> None:
-        with self.db.write() as conn:
-            for chunk in chunked(list(memory_ids)):
-                conn.execute(
-                    "UPDATE memories SET embedding_status = 'failed' WHERE workspace_id = ? "
-                    f"AND embedding_status = 'pending' AND id IN ({placeholders(chunk)})",
-                    (workspace_id, *chunk),
-                )
-
     def reset_embeddings(self, workspace_id: str, context_id: str) -> int:
-        with self.db.write() as conn:
-            conn.execute(
-                "UPDATE contexts SET embedding_model = NULL, embedding_dim = NULL "
-                "WHERE workspace_id = ? AND id = ?",
-                (workspace_id, context_id),
-            )
-            count = conn.execute(
-                "UPDATE memories SET embedding = NULL, embedding_model = NULL, "
-                "embedding_status = 'pending' WHERE workspace_id = ? AND context_id = ? "
-                "AND deleted_at IS NULL",
-                (workspace_id, context_id),
-            ).rowcount
-            self._bump_generation(conn, context_id)
+        count = super().reset_embeddings(workspace_id, context_id)
         self.index.forget(context_id)
         return count
-
-    def pending_count(self) -> int:
-        return (
-            self.db.connection()
-            .execute("SELECT count(*) FROM memories WHERE embedding_status = 'pending'")
-            .fetchone()[0]
-        )
-
-    def embedding_queue(self) -> EmbeddingQueue:
-        depth, oldest = (
-            self.db.connection()
-            .execute(
-                "SELECT count(*), min(updated_at) FROM memories WHERE embedding_status = 'pending'"
-            )
-            .fetchone()
-        )
-        return EmbeddingQueue(depth, decode_time(oldest))
 
     def _bump_generation(self, conn: sqlite3.Connection, context_id: str) -> int:
         return conn.execute(
