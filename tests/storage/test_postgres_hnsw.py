@@ -177,3 +177,85 @@ def test_other_tenants_rows_never_come_back(pg: PostgresStore) -> None:
         row.id
     ]
     assert pg.vector_search(other, [ctx], vectors[0], LIVE, 10) == []
+
+
+def _tagged(pg: PostgresStore) -> tuple[str, list[str], list[str], np.ndarray, dict[str, set[int]]]:
+    """3000 memories over two contexts, every 10th tagged ``mid``, every 100th also ``rare``,
+    every 5th ``external``; returns (workspace, contexts, ids, vectors, {label: indexes})."""
+    ws = pg.ensure_workspace("alpha").id
+    contexts = [new_context(pg, ws, "left").id, new_context(pg, ws, "right").id]
+    rng = np.random.default_rng(5)
+    centers = rng.standard_normal((40, DIM)).astype(np.float32)
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    vectors = _clustered(rng, ROWS, centers)
+    rows = [
+        new_memory(
+            contexts[i % 2],
+            f"memory {i}",
+            tags=["mid", "rare"] if i % 100 == 0 else ["mid"] if i % 10 == 0 else [],
+            trust_tier="external" if i % 5 == 0 else "trusted",
+        )
+        for i in range(ROWS)
+    ]
+    pg.insert_memories(ws, rows)
+    for side, context in enumerate(contexts):
+        mine = [i for i in range(ROWS) if i % 2 == side]
+        items = [(rows[i].id, vectors[i]) for i in mine]
+        assert pg.store_embeddings(ws, context, "m", items) == len(items)
+    with pg.db.transaction(ALL_WORKSPACES) as conn:
+        conn.execute("ANALYZE memories")
+    labels = {
+        "mid": {i for i in range(ROWS) if i % 10 == 0},
+        "rare": {i for i in range(ROWS) if i % 100 == 0},
+        "trusted": {i for i in range(ROWS) if i % 5 != 0},
+        "left": {i for i in range(ROWS) if i % 2 == 0},
+    }
+    return ws, contexts, [row.id for row in rows], vectors, labels
+
+
+@pytest.mark.parametrize(
+    ("label", "flt", "left_only"),
+    [
+        ("trusted", MemoryFilter(trust_tier="trusted"), False),
+        ("mid", MemoryFilter(tags_any=["mid"]), False),
+        ("rare", MemoryFilter(tags_all=["mid", "rare"]), False),
+        ("left", MemoryFilter(), True),
+    ],
+    ids=["trust-tier-80pct", "tag-10pct", "tags-1pct", "one-of-two-contexts"],
+)
+def test_filtered_recall_at_10_against_exact(
+    pg: PostgresStore,
+    monkeypatch: pytest.MonkeyPatch,
+    label: str,
+    flt: MemoryFilter,
+    left_only: bool,
+) -> None:
+    """Every filter answers k rows, and the approximate ones find the exact top 10 (real
+    embeddings' neighbourhoods, here clusters: the easy case for a graph, unlike the noisy
+    synthetic vectors of docs/benchmarks-postgres-scale.md)."""
+    ws, contexts, ids, vectors, labels = _tagged(pg)
+    monkeypatch.setattr(vector_leg, "EXACT_MAX", 100)  # every filter here: > 100 rows
+    scope = contexts[:1] if left_only else contexts
+    allowed = labels[label]
+    rng = np.random.default_rng(13)
+    queries = _clustered(rng, 30, vectors[rng.integers(len(vectors), size=30)])
+    found = 0
+    for query in queries:
+        hits = [h.memory_id for h in pg.vector_search(ws, scope, query, flt, 10)]
+        ranked = [i for i in np.argsort(-(vectors @ query), kind="stable") if i in allowed]
+        exact = {ids[i] for i in ranked[:10]}
+        assert len(hits) == 10 and set(hits) <= {ids[i] for i in allowed}
+        found += len(exact & set(hits))
+    assert found / (10 * len(queries)) >= 0.9
+
+
+def test_tags_have_an_index_for_any_and_all(pg: PostgresStore) -> None:
+    """``tags ?| array`` and ``tags ?& array`` (the tags filters) need jsonb_ops GIN (not
+    jsonb_path_ops). On a few thousand rows the planner still reads the pages; from ~100k
+    memories it picks this index (docs/benchmarks-postgres-scale.md)."""
+    with pg.db.transaction(ALL_WORKSPACES) as conn:
+        row = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = 'memories' "
+            "AND indexname = 'ix_memories_tags'"
+        ).fetchone()
+    assert row is not None and row["indexdef"].endswith("USING gin (tags)")
