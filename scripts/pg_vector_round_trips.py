@@ -56,6 +56,13 @@ def _baseline(rev: str) -> ModuleType:
     return module
 
 
+def _old_lane(old: ModuleType, store: PostgresStore) -> Any:
+    """The baseline's search lane over ``store``'s pool."""
+    lane = old.PostgresSearchLane.__new__(old.PostgresSearchLane)
+    lane.db = store.db
+    return lane
+
+
 def _store(url: str, threshold: int | None) -> PostgresStore:
     store = PostgresStore(url)
     with store.db.pool.connection() as conn:  # sequential calls reuse this one connection
@@ -150,9 +157,8 @@ def main() -> None:
         for label, flt in scopes.items():
             legs: dict[tuple[str, int | None], Callable[[np.ndarray], Any]] = {}
             for t, store in stores.items():
-                legs[("before", t)] = lambda q, s=store, f=flt: (
-                    old.PostgresSearchLane.vector_search(s, ws, [ctx], q, f, K)
-                )
+                before = _old_lane(old, store)
+                legs[("before", t)] = lambda q, b=before, f=flt: b.vector_search(ws, [ctx], q, f, K)
                 legs[("after", t)] = lambda q, s=store, f=flt: s.vector_search(ws, [ctx], q, f, K)
             times: dict[tuple[str, int | None], list[float]] = {key: [] for key in legs}
             counts: dict[tuple[str, int | None], tuple[int, int]] = {}

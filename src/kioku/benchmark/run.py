@@ -249,6 +249,8 @@ def run_benchmark(
     """
     out = out or DEFAULT_OUT.get(backend, DEFAULT_OUT["sqlite"])
     json_out = json_out or DEFAULT_JSONS.get(backend, DEFAULT_JSON)
+    if workspaces != 1 and json_out == DEFAULT_JSONS.get(backend, DEFAULT_JSON):
+        json_out = json_out.replace(".json", "-workspaces.json")  # keep the one-context figures
     data_dir = Path(data)
     if not (data_dir / "locomo").is_dir() or not (data_dir / "jsquad").is_dir():
         raise SystemExit(f"error: {data_dir} must hold locomo/ and jsquad/ (see --data)")
