@@ -17,6 +17,7 @@ from kioku.search.language_means import (
     offsets_for,
     query_means,
 )
+from kioku.search.language_overlap import SHARED_WORDS, discount_shared_words
 from kioku.storage.records import ScoredId
 
 
@@ -180,3 +181,27 @@ def test_confidence_is_never_high_when_the_legs_disagree_across_languages() -> N
     assert judge_confidence(1, 1, 2) == "high"
     assert judge_confidence(1, 1, 2, crossed=True) == "moderate"
     assert judge_confidence(None, 1, 2, crossed=True) == "low"
+
+
+def test_shared_words_count_once_where_candidates_span_languages() -> None:
+    # A Japanese query: the Japanese distractor shares words (the lexical leg's best match)
+    # and edges out the English answer in the vector leg on them.
+    vector = [ScoredId("ja-distractor", 0.30), ScoredId("en-answer", 0.28), ScoredId("ja-2", 0.10)]
+    lexical = [ScoredId("ja-distractor", 9.0), ScoredId("ja-2", 1.0)]
+    languages: dict[str, Language] = {"ja-distractor": "ja", "en-answer": "other", "ja-2": "ja"}
+    out = discount_shared_words(vector, lexical, languages, "ja")
+    assert [hit.memory_id for hit in out] == ["en-answer", "ja-distractor", "ja-2"]
+    scores = {hit.memory_id: hit.score for hit in out}
+    assert scores["ja-distractor"] == pytest.approx(0.30 - SHARED_WORDS * 0.20 * 1.0)
+    assert scores["ja-2"] == pytest.approx(0.10)  # the weakest match: normalised to 0
+    assert scores["en-answer"] == 0.28
+
+
+def test_shared_words_are_left_alone_in_one_language_or_for_a_lone_match() -> None:
+    vector = [ScoredId("a", 0.30), ScoredId("b", 0.28)]
+    one: dict[str, Language] = {"a": "ja", "b": "ja"}
+    lexical = [ScoredId("a", 9.0), ScoredId("b", 1.0)]
+    assert discount_shared_words(vector, lexical, one, "ja") == vector
+    two: dict[str, Language] = {"a": "other", "b": "ja"}
+    assert discount_shared_words(vector, [ScoredId("a", 3.0)], two, "other") == vector
+    assert discount_shared_words(vector, [], two, "other") == vector

@@ -6,7 +6,9 @@ context in one language ranks exactly as without them), all off with the context
 
 - the vector leg's scores are put on one scale across memory languages
   (``kioku.search.language_means``: ``centered`` by default, or the older ``shifted``) so that
-  a memory does not win on sharing the query's language;
+  a memory does not win on sharing the query's language; with ``centered``, a memory in the
+  query's language that shares words with it also loses part of its vector score for them
+  (``kioku.search.language_overlap``): the lexical leg already counts those words;
 - the lexical leg abstains on the vector leg's best memory when that one is in a language
   whose script the query does not use at all, instead of voting 0 for it: it cannot match
   words across that line, so its silence says nothing
@@ -36,6 +38,7 @@ from kioku.search.language_means import (
     offsets_for,
     query_means,
 )
+from kioku.search.language_overlap import discount_shared_words
 from kioku.storage.base import Store
 from kioku.storage.records import ScoredId
 
@@ -114,6 +117,15 @@ def language_view(
             and languages.get(hit.memory_id, query_language) != query_language
             for hit in best[:CROSS_DEPTH]
         )
+    if calibration == "centered" and lexical:
+        # After the rules above, which read the vector leg's own judgement of meaning: this
+        # only keeps fusion from counting shared words in both legs.
+        view.ran = {
+            **calibrated,
+            "vector": discount_shared_words(
+                calibrated["vector"], lexical, languages, query_language
+            ),
+        }
     return view
 
 
