@@ -87,6 +87,11 @@ class SearchConfig(InputModel):
     thread_score_weight: float = Field(default=0.26, ge=0.0, le=1.0, allow_inf_nan=False)
     """Share of the gap to the best score among its thread's candidates that a memory's score
     closes (0: off; see docs/concepts.md, *Threads*)."""
+    language_calibration: Literal["centered", "shifted", "off"] = "centered"
+    """How recall compares vector scores of memories in different languages when a context
+    holds more than one (docs/concepts.md, *Memories in more than one language*): ``centered``
+    removes each language's mean direction, ``shifted`` only subtracts most of its offset,
+    ``off`` reads the legs as if every memory were in the query's language."""
 
 
 class Context(BaseModel):

@@ -142,7 +142,10 @@ class RecallService:
         config = SearchConfig.model_validate(scope[0].search_config)
 
         ran, query_vector = self._run_legs(scope, request, flt, depth, legs)
-        view = language_view(self.store, self.embedder, ws, request.query, query_vector, ran)
+        view = language_view(
+            self.store, self.embedder, ws, request.query, query_vector, ran,
+            config.language_calibration,
+        )  # fmt: skip
         ran = view.ran
         ranking = Ranking(ws=ws, flt=flt, depth=depth, ran=ran, crossed=view.crossed)
         weights = {
