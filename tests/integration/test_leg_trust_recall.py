@@ -2,7 +2,7 @@
 model, SQLite and PostgreSQL, English and Japanese.
 
 The failure this guards against: a paraphrased question shares one ordinary word with an
-unrelated memory ("month", 「アプリ」), the lexical leg ranks that memory first, and weighted
+unrelated memory, the lexical leg ranks that memory first, and weighted
 fusion's min-max gives it the full lexical weight, so it beats the memory the vector leg
 (rightly) ranks first. With ``search_config.leg_trust`` = ``sharpness`` (the default) the
 lexical leg's weight follows how far its best hit stands out, and the answer comes first;
@@ -99,9 +99,11 @@ def test_a_stray_word_match_does_not_outvote_the_meaning(
 ) -> None:
     texts = ENGLISH if language == "en" else JAPANESE
     fill(client, "default-trust", texts, None)
-    fill(client, "fixed", texts, {"leg_trust": "fixed"})
     top = first(client, "default-trust", query)
     assert top["summary"] == answer, top
-    # The lexical leg did find the stray memory first: the answer won on the vector leg.
+    # The answer won on the vector leg; the lexical leg's best was the stray memory, which
+    # the old equal weights put first.
     assert top["score_breakdown"]["vector_rank"] == 1
+    assert top["score_breakdown"]["lexical_rank"] != 1
+    fill(client, "fixed", texts, {"leg_trust": "fixed"})
     assert first(client, "fixed", query)["summary"] == stray

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kioku.search.leg_trust import FULL_TRUST, WINDOW, sharpness, trusted_weights
+from kioku.search.leg_trust import FULL_TRUST, MAX_TRUST, WINDOW, sharpness, trusted_weights
 from kioku.storage.records import ScoredId
 
 
@@ -26,14 +26,14 @@ def test_only_the_window_counts() -> None:
     assert sharpness(hits(*head, *([0.0] * 50))) == sharpness(hits(*head))
 
 
-def test_a_flat_lexical_leg_gives_way_and_a_sharp_one_keeps_its_weight() -> None:
+def test_a_flat_lexical_leg_gives_way_and_a_sharp_one_speaks_louder() -> None:
     vector = hits(0.9, 0.8)
     flat = trusted_weights({"lexical": hits(2.0, 1.9, 1.8), "vector": vector}, {"lexical": 1.0})
     assert 0.0 < flat["lexical"] < 0.5
     sharp = trusted_weights(
         {"lexical": hits(9.0, *([1.0] * 30)), "vector": vector}, {"lexical": 1.0, "vector": 1.0}
     )
-    assert sharp == {"lexical": 1.0, "vector": 1.0}
+    assert sharp == {"lexical": MAX_TRUST, "vector": 1.0}  # capped: 5.5 deviations
 
 
 def test_weights_stand_when_there_is_nothing_to_judge() -> None:

@@ -9,9 +9,11 @@ an accident and the vector leg should decide.
 
 ``sharpness`` measures how far the lexical leg's best score stands above the rest of its
 ``WINDOW`` best, in standard deviations; the lexical weight is scaled by
-``min(1, sharpness / FULL_TRUST)``. The vector leg keeps its weight. Chosen on the LoCoMo
-development half and half of the golden set (docs/benchmarks.md, *Hybrid never below its
-legs*).
+``min(MAX_TRUST, sharpness / FULL_TRUST)``: below ``FULL_TRUST`` deviations the lexical leg
+gives way, above it the lexical leg speaks louder than the vector leg (up to ``MAX_TRUST``
+times its set weight). The vector leg keeps its weight. The constants were chosen on the LoCoMo
+development half (conversations 26, 41, 43) and every other golden query of each bucket
+(docs/benchmarks.md, *Hybrid never below its legs*).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from kioku.storage.records import ScoredId
 WINDOW = 40
 """How many of the lexical leg's best hits the spread is measured on (recall's shallowest
 leg depth, so a deeper ``k`` does not change the verdict)."""
-FULL_TRUST = 5.0
-"""Standard deviations above the rest at which the lexical leg keeps its whole weight."""
+FULL_TRUST = 3.0
+"""Standard deviations above the rest at which the lexical leg keeps its set weight."""
+MAX_TRUST = 1.5
+"""The most the lexical weight is multiplied by, at ``FULL_TRUST × MAX_TRUST`` deviations."""
 
 
 def sharpness(hits: Sequence[ScoredId], window: int = WINDOW) -> float | None:
@@ -44,12 +48,14 @@ def sharpness(hits: Sequence[ScoredId], window: int = WINDOW) -> float | None:
 def trusted_weights(
     legs: Mapping[str, Sequence[ScoredId]], weights: Mapping[str, float]
 ) -> dict[str, float]:
-    """``weights`` with the lexical leg's scaled by how sharply its best hit stands out."""
+    """``weights`` with the lexical leg's scaled by how sharply its best hit stands out
+    (unchanged when either leg is missing or the lexical leg cannot be judged)."""
     scaled = dict(weights)
     lexical = legs.get("lexical")
     if not lexical or "vector" not in legs:
         return scaled
     sharp = sharpness(lexical)
     if sharp is not None:
-        scaled["lexical"] = scaled.get("lexical", 1.0) * min(1.0, max(0.0, sharp) / FULL_TRUST)
+        trust = min(MAX_TRUST, max(0.0, sharp) / FULL_TRUST)
+        scaled["lexical"] = scaled.get("lexical", 1.0) * trust
     return scaled
