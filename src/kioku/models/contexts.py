@@ -81,6 +81,9 @@ class SearchConfig(InputModel):
     vector_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
     graph_boost: float = Field(default=0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     """Mix graph neighbours of the top results into the ranking (0: off; see docs/graph.md)."""
+    leg_trust: Literal["fixed", "sharpness"] = "sharpness"
+    """``sharpness``: the lexical leg's weight follows how far its best hit stands out from
+    the rest of its hits (``kioku.search.leg_trust``); ``fixed``: the weights as set."""
     thread_weight: float = Field(default=0.2, ge=0.0, le=1.0, allow_inf_nan=False)
     """Share of a memory's thread neighbours' scores added to its own (0: off; see
     docs/concepts.md, *Threads*)."""

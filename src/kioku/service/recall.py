@@ -19,6 +19,7 @@ from kioku.models import (
 )
 from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
+from kioku.search.leg_trust import trusted_weights
 from kioku.search.past import query_tense
 from kioku.search.rerank import rerank_factor
 from kioku.search.thread_scores import thread_lift
@@ -152,6 +153,8 @@ class RecallService:
             "lexical": config.lexical_weight * view.scale.get("lexical", 1.0),
             "vector": config.vector_weight * view.scale.get("vector", 1.0),
         }
+        if config.leg_trust == "sharpness":
+            weights = trusted_weights(ran, weights)
         if config.fusion == "weighted":
             ranking.fused = fuse_weighted(ran, weights, view.blind)
         else:
