@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kioku.search.language import Language
-from kioku.storage.records import ScoredId
+from kioku.signals import ScoredId
 
 SHARED_WORDS = 0.5
 """Chosen on the golden set (docs/benchmarks.md, "Centred cross-language scores"): 0.2, 0.5

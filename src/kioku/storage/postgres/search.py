@@ -47,7 +47,6 @@ from psycopg.rows import DictRow
 
 from kioku.storage.lexical_cutoff import candidate_terms as shared_candidate_terms
 from kioku.storage.lexical_cutoff import completing_groups, expected_matches
-from kioku.storage.postgres import vector_leg
 from kioku.storage.postgres.codec import (
     encode_tsquery,
     encode_tsquery_groups,
@@ -57,6 +56,7 @@ from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.filters import filter_sql
 from kioku.storage.postgres.lexical_stats import corpus_stats
 from kioku.storage.postgres.transfer import _decode_vector
+from kioku.storage.postgres.vector_leg import vector_search
 from kioku.storage.records import MemoryFilter, ScoredId, VersionSignals
 
 K1 = 1.2
@@ -121,7 +121,7 @@ class PostgresSearchLane:
         flt: MemoryFilter,
         limit: int,
     ) -> list[ScoredId]:
-        return vector_leg.vector_search(self.db, workspace_id, context_ids, query, flt, limit)
+        return vector_search(self.db, workspace_id, context_ids, query, flt, limit)
 
     def version_signals(
         self, workspace_id: str, memory_ids: Sequence[str]
