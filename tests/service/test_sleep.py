@@ -15,6 +15,7 @@ from kioku.errors import ConflictError, ForbiddenError, NotFoundError
 from kioku.models import ContextCreate, FeedbackCreate, MemoryCreate, StateSet
 from kioku.models.sleep import SleepRequest
 from kioku.runtime import Runtime, open_runtime
+from kioku.service.hebbian import declare_edges
 from kioku.service.jobs import JobRunner
 from kioku.service.principal import Principal
 from kioku.service.sleep import sleep_job
@@ -71,7 +72,8 @@ def make_notes(runtime: Runtime, principal: Principal, clock: ManualClock) -> di
         ).id,
         "new": remember(runtime, principal, "Alice drinks green tea every morning", tags=["b"]),
     }
-    runtime.store.declare_edges(
+    declare_edges(
+        runtime.store,
         principal.workspace_id,
         runtime.contexts.resolve(principal, "notes").id,
         [(ids["old"], ids["other"])],

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from kioku.errors import ConflictError
+from kioku.service.hebbian import strengthen_edges
 from kioku.storage.base import Store
 from kioku.storage.postgres.connection import ALL_WORKSPACES
 from kioku.storage.records import MemoryChanges, NewFeedback, PurgeCounts, PurgeScope
@@ -75,7 +76,7 @@ def fill(store: Store, ws: str, name: str) -> dict[str, Any]:
     ids = [r.id for r in rows]
     vectors = [vec(1, 0, 0), vec(0.9, 0.1, 0), vec(0, 1, 0), vec(0, 0, 1)]
     store.store_embeddings(ws, ctx.id, "fake", list(zip(ids, vectors, strict=True)))
-    store.strengthen_edges(ws, ctx.id, [(ids[0], ids[1]), (ids[1], ids[2])], 0.5, T0)
+    strengthen_edges(store, ws, ctx.id, [(ids[0], ids[1]), (ids[1], ids[2])], 0.5, T0)
     for i in (0, 2):
         store.insert_feedback(
             ws, NewFeedback(f"fb-{name}-{i}", ctx.id, ids[i], True, "q", None, "agent", "api", T0)

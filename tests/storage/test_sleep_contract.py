@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from kioku.errors import ConflictError, NotFoundError
+from kioku.service.hebbian import declare_edges, strengthen_edges
 from kioku.service.sleep.rollback import rollback_sleep_run
 from kioku.storage.base import Store
 from kioku.storage.records import MemoryChanges, MemoryFilter
@@ -52,7 +53,7 @@ def world(store: Store):
     vectors = [vec(1, 0, 0), vec(0.99, 0.05, 0), vec(0, 1, 0), vec(0, 0, 1)]
     store.store_embeddings(ws, ctx.id, "m", [(r.id, v) for r, v in zip(rows, vectors, strict=True)])
     a, b, c, d = (r.id for r in rows)
-    store.declare_edges(ws, ctx.id, [(a, c), (a, d), (b, d)], 0.4, T0)
+    declare_edges(store, ws, ctx.id, [(a, c), (a, d), (b, d)], 0.4, T0)
     return ws, ctx.id, (a, b, c, d)
 
 
@@ -174,7 +175,7 @@ def test_edge_changes_roll_back_unless_learning_moved_them(store: Store, world) 
     run = start(store, ws, ctx_id, NOW + timedelta(hours=1))
     store.sleep_write_edges(ws, run, "edges", [decayed], [], NOW)
     store.finish_sleep_run(ws, run, "done", NOW, {})
-    store.strengthen_edges(ws, ctx_id, [ac], 0.5, NOW + timedelta(minutes=1))  # a recall
+    strengthen_edges(store, ws, ctx_id, [ac], 0.5, NOW + timedelta(minutes=1))  # a recall
     rolled = rollback_sleep_run(store, ws, run, NOW, tokens_of)
     assert rolled.undone == 0 and rolled.skipped == [(1, "edge changed since")]
 

@@ -128,7 +128,7 @@ class _EdgesOn(GraphWrites):
     def __init__(self, tx: EdgeTransaction) -> None:
         self._tx = tx
 
-    def _edge_transaction(self, workspace_id: str) -> AbstractContextManager[EdgeTransaction]:
+    def edge_transaction(self, workspace_id: str) -> AbstractContextManager[EdgeTransaction]:
         return nullcontext(self._tx)
 
 

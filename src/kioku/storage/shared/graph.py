@@ -126,7 +126,7 @@ class GraphStore(GraphWrites, Protocol):
     sql: Database
 
     @contextmanager
-    def _edge_transaction(self, workspace_id: str) -> Iterator[EdgeSql]:
+    def edge_transaction(self, workspace_id: str) -> Iterator[EdgeSql]:
         with self.sql.write(workspace_id) as tx:
             lock_graph(tx, self.sql.dialect, workspace_id)
             yield EdgeSql(tx, self.sql.dialect, workspace_id)
