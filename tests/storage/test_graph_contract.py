@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
+from kioku.service.graph_writes import delete_edges, move_edges, set_edges, undo
 from kioku.service.hebbian import declare_edges, strengthen_edges, weaken_edges
 from kioku.storage.base import Store
-from kioku.storage.graph import undo
 from kioku.storage.records import EdgeRow, NewMemory
 from tests.storage.test_contract import T0, new_context, new_memory
 
@@ -74,15 +74,15 @@ def test_edges_never_cross_contexts_or_workspaces_or_reach_deleted_memories(
     assert strengthen_edges(store, other_ws, ctx.id, [(a, b)], 0.1, T0) == []
     assert declare_edges(store, other_ws, foreign_ctx.id, [(foreign.id, a)], 0.5, T0) == []
     cross = EdgeRow(ws, ctx.id, *_pair(a, elsewhere.id), 0.5, "sleep", "trusted", T0, T0)
-    assert store.set_edges(ws, [cross]) == []
-    assert store.set_edges(other_ws, [replace(cross, source_id=_pair(a, b)[0])]) == []
+    assert set_edges(store, ws, [cross]) == []
+    assert set_edges(store, other_ws, [replace(cross, source_id=_pair(a, b)[0])]) == []
     assert store.list_edges(ws, ctx.id) == [] and store.list_edges(ws, other_ctx.id) == []
     assert store.list_edges(other_ws, foreign_ctx.id) == []
     strengthen_edges(store, ws, ctx.id, [(a, b)], 0.1, T0)
     assert store.edges_touching(other_ws, [a, b]) == []
     assert store.list_edges(other_ws, ctx.id) == []
-    assert store.delete_edges(other_ws, [(a, b)]) == []
-    assert store.move_edges(other_ws, a, foreign.id, T0) == []
+    assert delete_edges(store, other_ws, [(a, b)]) == []
+    assert move_edges(store, other_ws, a, foreign.id, T0) == []
     assert len(store.list_edges(ws, ctx.id)) == 1
 
 
@@ -96,7 +96,7 @@ def test_trust_tier_is_external_when_either_end_is(store: Store) -> None:
     assert tiers == {_pair(a, ext.id): "external", _pair(a, b): "trusted"}
     # set_edges never lowers the tier of an edge with an external end.
     trusted = EdgeRow(ws, ctx.id, *_pair(a, ext.id), 0.2, "sleep", "trusted", T0, T0)
-    [change] = store.set_edges(ws, [trusted])
+    [change] = set_edges(store, ws, [trusted])
     assert change.after is not None and change.after.trust_tier == "external"
 
 
@@ -169,18 +169,18 @@ def test_set_and_delete_write_exact_rows_and_undo_restores(store: Store) -> None
     strengthen_edges(store, ws, ctx.id, [(a, b), (b, c)], 0.1, T0)
     before = store.list_edges(ws, ctx.id)
     exact = EdgeRow(ws, ctx.id, *_pair(a, c), 0.123456789, "sleep", "trusted", T1, T2)
-    changes = store.set_edges(ws, [exact, replace(before[0], weight=0.75, origin="sleep")])
-    changes += store.delete_edges(ws, [(before[1].target_id, before[1].source_id)])
+    changes = set_edges(store, ws, [exact, replace(before[0], weight=0.75, origin="sleep")])
+    changes += delete_edges(store, ws, [(before[1].target_id, before[1].source_id)])
     after = {e.pair: e for e in store.list_edges(ws, ctx.id)}
     assert after[exact.pair] == exact
     assert after[before[0].pair].weight == 0.75 and before[1].pair not in after
     store.soft_delete_memory(ws, c, T2)  # a restore may name soft-deleted ends
     restore, delete = undo(changes)
-    store.delete_edges(ws, delete)
-    store.set_edges(ws, restore)
+    delete_edges(store, ws, delete)
+    set_edges(store, ws, restore)
     assert store.list_edges(ws, ctx.id) == before
     bad = [replace(exact, source_id=exact.target_id, target_id=exact.source_id)]
-    assert store.set_edges(ws, bad) == []  # not in source < target order
+    assert set_edges(store, ws, bad) == []  # not in source < target order
 
 
 def test_move_edges_merges_by_max_weight_and_can_be_undone(store: Store) -> None:
@@ -189,7 +189,8 @@ def test_move_edges_merges_by_max_weight_and_can_be_undone(store: Store) -> None
     other = new_context(store, ws, "other")
     a, b, x, y = (m.id for m in _memories(store, ws, ctx.id, "a", "b", "x", "y"))
     [far] = _memories(store, ws, other.id, "far")
-    store.set_edges(
+    set_edges(
+        store,
         ws,
         [
             EdgeRow(ws, ctx.id, *_pair(a, b), 0.9, "hebbian", "trusted", T0, T0),
@@ -199,8 +200,8 @@ def test_move_edges_merges_by_max_weight_and_can_be_undone(store: Store) -> None
         ],
     )
     before = store.list_edges(ws, ctx.id)
-    assert store.move_edges(ws, a, far.id, T2) == []  # across contexts: nothing
-    changes = store.move_edges(ws, a, b, T2)
+    assert move_edges(store, ws, a, far.id, T2) == []  # across contexts: nothing
+    changes = move_edges(store, ws, a, b, T2)
     edges = {e.pair: e for e in store.list_edges(ws, ctx.id)}
     assert set(edges) == {_pair(b, x), _pair(b, y)}
     bx, by = edges[_pair(b, x)], edges[_pair(b, y)]
@@ -208,8 +209,8 @@ def test_move_edges_merges_by_max_weight_and_can_be_undone(store: Store) -> None
     assert (by.weight, by.origin, by.created_at) == (0.2, "sleep", T1)
     assert sum(1 for c in changes if c.after is None) == 3
     restore, delete = undo(changes)
-    store.delete_edges(ws, delete)
-    store.set_edges(ws, restore)
+    delete_edges(store, ws, delete)
+    set_edges(store, ws, restore)
     assert store.list_edges(ws, ctx.id) == before
 
 
