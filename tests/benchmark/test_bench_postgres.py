@@ -133,3 +133,20 @@ def test_scale_only_skips_the_retrieval_arms(data: Path, tmp_path: Path) -> None
     with pytest.raises(SystemExit, match="needs at least one --scale"):
         run_benchmark(out=str(tmp_path / "t.md"), data=str(data), scales=[], quick=False,
                       as_json=False, scale_only=True)  # fmt: skip
+
+
+def test_scale_spread_over_workspaces(data: Path, tmp_path: Path, server_url: str) -> None:
+    out = tmp_path / "w.md"
+    results = run_benchmark(out=str(out), data=str(data), scales=[100], quick=False,
+                            as_json=False, embedder=FakeEmbedder(),
+                            json_out=str(tmp_path / "w.json"), progress=False,
+                            backend="postgres", postgres_url=server_url, scale_only=True,
+                            workspaces=4)  # fmt: skip
+    (point,) = results["scale"]
+    assert (point["memories"], point["workspaces"]) == (100, 4)
+    # The first holds the 16 real turns and 40 pinned rules; the 44 synthetic spread evenly.
+    assert point["per_workspace"] == {"min": 11, "max": 16 + 40 + 11}
+    assert point["hybrid"]["n"] == 16 and point["steps"]["vector leg"]["n"] == 16
+    assert "--workspaces 4" in results["meta"]["command"]
+    text = out.read_text()
+    assert "Recall latency at scale (4 workspaces" in text

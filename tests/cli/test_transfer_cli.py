@@ -30,6 +30,7 @@ from kioku.models import (
     StateSet,
 )
 from kioku.runtime import open_runtime
+from kioku.service.hebbian import strengthen_edges
 from kioku.service.principal import Principal
 from kioku.storage import open_store
 from kioku.storage.postgres.connection import ALL_WORKSPACES, SCOPE_SETTING
@@ -145,7 +146,7 @@ def build_workspace(url: str, embedder: Embedder) -> dict[str, str]:
         handbook = runtime.contexts.resolve(me, "handbook").id
         for _ in range(2):
             pair = [(ids["port"], ids["room"])]
-            runtime.store.strengthen_edges(me.workspace_id, handbook, pair, 0.1, datetime.now(UTC))
+            strengthen_edges(runtime.store, me.workspace_id, handbook, pair, 0.1, datetime.now(UTC))
         runtime.memories.forget(me, "default", ids["gone"])
         for _ in range(2):
             runtime.memories.get_memory(me, "handbook", ids["port"])  # access counters

@@ -28,3 +28,21 @@ def test_a_mixed_agent_load_on_loopback_answers_every_request(tmp_path: Path) ->
     assert set(rows) == {"recall", "remember", "load_pinned", "set_state", "get_state", "all"}
     assert rows["all"]["failures"] == 0 and rows["all"]["requests"] > 50
     assert all(row["requests"] > 0 for row in rows.values())
+
+
+def test_two_replicas_on_postgres_share_the_load_and_report_their_pools(tmp_path: Path) -> None:
+    """Two servers on one throwaway PostgreSQL, the agents spread over both, each server's
+    pool capped at 2 connections (a recall alone holds two): still no failed request, and the
+    pools' counters come back from each replica's /metrics."""
+    out = tmp_path / "load.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "kioku.benchmark.load", "--postgres", "--replicas", "2",
+         "--pool-size", "2", "--users", "4", "--seconds", "8", "--json", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    figures = json.loads(out.read_text())
+    rows = {row["operation"]: row for row in figures["operations"]}
+    assert rows["all"]["failures"] == 0 and rows["all"]["requests"] > 20
+    assert 2 <= figures["pools"]["open"] <= 4  # one or two a replica, never past its cap
+    assert "connection pools (2 replicas, at most 2 connections each)" in run.stdout

@@ -16,6 +16,7 @@ from kioku.models import (
 )
 from kioku.runtime import Runtime
 from kioku.service.graph import GraphSettings
+from kioku.service.hebbian import declare_edges
 from kioku.service.principal import Principal
 
 TRUSTED = RecallFilters(trust_tier="trusted")
@@ -130,10 +131,10 @@ def test_explore_spreads_activation_with_paths(runtime: Runtime, principal: Prin
     ws = principal.workspace_id
     a, b, c, d = (remember(runtime, principal, f"memory {x}") for x in "abcd")
     now = runtime.clock()
-    runtime.store.declare_edges(ws, ctx.id, [(a, b)], 0.8, now)
-    runtime.store.declare_edges(ws, ctx.id, [(b, c)], 0.5, now)
-    runtime.store.declare_edges(ws, ctx.id, [(c, d)], 0.9, now)
-    runtime.store.declare_edges(ws, ctx.id, [(a, c)], 0.3, now)
+    declare_edges(runtime.store, ws, ctx.id, [(a, b)], 0.8, now)
+    declare_edges(runtime.store, ws, ctx.id, [(b, c)], 0.5, now)
+    declare_edges(runtime.store, ws, ctx.id, [(c, d)], 0.9, now)
+    declare_edges(runtime.store, ws, ctx.id, [(a, c)], 0.3, now)
     result = runtime.graph.explore(principal, "default", a, depth=3)
     got = [(n.id, n.activation, n.hops, n.path) for n in result.neighbours]
     assert got == [
@@ -193,7 +194,7 @@ def test_graph_boost_is_off_by_default_and_only_reorders_candidates(
     low = remember(runtime, principal, "kiwi notes")
     mid = remember(runtime, principal, "kiwi kiwi season")
     runtime.graph.associations.settings = GraphSettings(learn=False)
-    runtime.store.declare_edges(principal.workspace_id, ctx.id, [(top, low)], 1.0, runtime.clock())
+    declare_edges(runtime.store, principal.workspace_id, ctx.id, [(top, low)], 1.0, runtime.clock())
     request = RecallRequest(query="kiwi", k=3)
     plain = runtime.recall.recall(principal, "default", request)
     assert plain.results[0].score_breakdown.graph is None

@@ -15,8 +15,10 @@ from kioku.errors import ConflictError, ForbiddenError, NotFoundError
 from kioku.models import ContextCreate, FeedbackCreate, MemoryCreate, StateSet
 from kioku.models.sleep import SleepRequest
 from kioku.runtime import Runtime, open_runtime
+from kioku.service.hebbian import declare_edges
 from kioku.service.jobs import JobRunner
 from kioku.service.principal import Principal
+from kioku.service.sleep import merge as merge_phase
 from kioku.service.sleep import sleep_job
 from kioku.service.sleep.importance import rescored
 from kioku.service.transfer import export_workspace
@@ -71,7 +73,8 @@ def make_notes(runtime: Runtime, principal: Principal, clock: ManualClock) -> di
         ).id,
         "new": remember(runtime, principal, "Alice drinks green tea every morning", tags=["b"]),
     }
-    runtime.store.declare_edges(
+    declare_edges(
+        runtime.store,
         principal.workspace_id,
         runtime.contexts.resolve(principal, "notes").id,
         [(ids["old"], ids["other"])],
@@ -199,7 +202,7 @@ def test_a_run_that_dies_half_way_leaves_a_consistent_store_and_rolls_back(
         for _ in range(2):
             remember(runtime, principal, text)
     before = export(runtime)
-    real_merge = runtime.store.sleep_merge
+    real_merge = merge_phase.sleep_merge
     calls = 0
 
     def dying_merge(*args: object, **kwargs: object):
@@ -209,7 +212,7 @@ def test_a_run_that_dies_half_way_leaves_a_consistent_store_and_rolls_back(
             raise RuntimeError("power cut")
         return real_merge(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runtime.store, "sleep_merge", dying_merge)
+    monkeypatch.setattr(merge_phase, "sleep_merge", dying_merge)
     report = runtime.sleep.sleep(principal, "notes")
     assert report.status == "failed" and "power cut" in (report.error or "")
     # The first merge happened and is logged; the second did not happen at all.

@@ -11,6 +11,8 @@ import psycopg
 import pytest
 
 from kioku.errors import ConflictError
+from kioku.service.hebbian import strengthen_edges
+from kioku.service.sleep.log import log_sleep_action, start_sleep_run
 from kioku.storage.base import Store
 from kioku.storage.postgres.connection import ALL_WORKSPACES
 from kioku.storage.records import MemoryChanges, NewFeedback, PurgeCounts, PurgeScope
@@ -75,17 +77,17 @@ def fill(store: Store, ws: str, name: str) -> dict[str, Any]:
     ids = [r.id for r in rows]
     vectors = [vec(1, 0, 0), vec(0.9, 0.1, 0), vec(0, 1, 0), vec(0, 0, 1)]
     store.store_embeddings(ws, ctx.id, "fake", list(zip(ids, vectors, strict=True)))
-    store.strengthen_edges(ws, ctx.id, [(ids[0], ids[1]), (ids[1], ids[2])], 0.5, T0)
+    strengthen_edges(store, ws, ctx.id, [(ids[0], ids[1]), (ids[1], ids[2])], 0.5, T0)
     for i in (0, 2):
         store.insert_feedback(
             ws, NewFeedback(f"fb-{name}-{i}", ctx.id, ids[i], True, "q", None, "agent", "api", T0)
         )
     store.set_state(ws, ctx.id, "cursor", '"42"', None, T0)
     run = SleepRunRow(f"run-{name}", ws, ctx.id, "running", "manual", T0)
-    store.start_sleep_run(ws, run, T0 - timedelta(hours=1))
-    store.log_sleep_action(ws, run.id, "edges", "note", ids[0], T0, after={"text": "quoted"})
-    store.log_sleep_action(ws, run.id, "edges", "note", f"{ids[1]}|{ids[2]}", T0)
-    store.log_sleep_action(ws, run.id, "edges", "note", ids[3], T0)
+    start_sleep_run(store, ws, run, T0 - timedelta(hours=1))
+    log_sleep_action(store, ws, run.id, "edges", "note", ids[0], T0, after={"text": "quoted"})
+    log_sleep_action(store, ws, run.id, "edges", "note", f"{ids[1]}|{ids[2]}", T0)
+    log_sleep_action(store, ws, run.id, "edges", "note", ids[3], T0)
     store.save_ingest_request(ws, ctx.id, "key-1", "hash", {"created": 1}, T0)
     return {"ctx": ctx, "ids": ids}
 

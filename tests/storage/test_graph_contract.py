@@ -7,8 +7,9 @@ from datetime import timedelta
 
 import pytest
 
+from kioku.service.graph_writes import delete_edges, move_edges, set_edges, undo
+from kioku.service.hebbian import declare_edges, strengthen_edges, weaken_edges
 from kioku.storage.base import Store
-from kioku.storage.graph import undo
 from kioku.storage.records import EdgeRow, NewMemory
 from tests.storage.test_contract import T0, new_context, new_memory
 
@@ -34,17 +35,17 @@ def test_strengthen_is_the_bounded_hebbian_update(store: Store) -> None:
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "notes")
     a, b, c = (m.id for m in _memories(store, ws, ctx.id, "a", "b", "c"))
-    changes = store.strengthen_edges(ws, ctx.id, [(b, a), (a, c), (a, b), (c, c)], 0.1, T0)
+    changes = strengthen_edges(store, ws, ctx.id, [(b, a), (a, c), (a, b), (c, c)], 0.1, T0)
     assert [(ch.before, ch.after.weight if ch.after else None) for ch in changes] == [
         (None, 0.1),
         (None, 0.1),
     ]
-    store.strengthen_edges(ws, ctx.id, [(a, b)], 0.1, T1)
+    strengthen_edges(store, ws, ctx.id, [(a, b)], 0.1, T1)
     weights = _weights(store, ws, ctx.id)
     assert weights[_pair(a, b)] == pytest.approx(0.1 + 0.1 * 0.9)
     assert weights[_pair(a, c)] == 0.1
     for _ in range(200):
-        store.strengthen_edges(ws, ctx.id, [(a, b)], 0.5, T1)
+        strengthen_edges(store, ws, ctx.id, [(a, b)], 0.5, T1)
     [edge] = [e for e in store.list_edges(ws, ctx.id) if e.pair == _pair(a, b)]
     assert 0.0 < edge.weight <= 1.0
     assert (edge.origin, edge.trust_tier, edge.created_at, edge.updated_at) == (
@@ -66,22 +67,22 @@ def test_edges_never_cross_contexts_or_workspaces_or_reach_deleted_memories(
     [foreign] = _memories(store, other_ws, foreign_ctx.id, "y")
     store.soft_delete_memory(ws, gone, T0)
     pairs = [(a, elsewhere.id), (a, foreign.id), (a, gone), (a, "no-such-id")]
-    assert store.strengthen_edges(ws, ctx.id, pairs, 0.1, T0) == []
-    assert store.declare_edges(ws, ctx.id, pairs, 0.5, T0) == []
+    assert strengthen_edges(store, ws, ctx.id, pairs, 0.1, T0) == []
+    assert declare_edges(store, ws, ctx.id, pairs, 0.5, T0) == []
     # Another context named as the edge's context, or the right pair from the wrong tenant.
-    assert store.strengthen_edges(ws, other_ctx.id, [(a, b)], 0.1, T0) == []
-    assert store.strengthen_edges(other_ws, ctx.id, [(a, b)], 0.1, T0) == []
-    assert store.declare_edges(other_ws, foreign_ctx.id, [(foreign.id, a)], 0.5, T0) == []
+    assert strengthen_edges(store, ws, other_ctx.id, [(a, b)], 0.1, T0) == []
+    assert strengthen_edges(store, other_ws, ctx.id, [(a, b)], 0.1, T0) == []
+    assert declare_edges(store, other_ws, foreign_ctx.id, [(foreign.id, a)], 0.5, T0) == []
     cross = EdgeRow(ws, ctx.id, *_pair(a, elsewhere.id), 0.5, "sleep", "trusted", T0, T0)
-    assert store.set_edges(ws, [cross]) == []
-    assert store.set_edges(other_ws, [replace(cross, source_id=_pair(a, b)[0])]) == []
+    assert set_edges(store, ws, [cross]) == []
+    assert set_edges(store, other_ws, [replace(cross, source_id=_pair(a, b)[0])]) == []
     assert store.list_edges(ws, ctx.id) == [] and store.list_edges(ws, other_ctx.id) == []
     assert store.list_edges(other_ws, foreign_ctx.id) == []
-    store.strengthen_edges(ws, ctx.id, [(a, b)], 0.1, T0)
+    strengthen_edges(store, ws, ctx.id, [(a, b)], 0.1, T0)
     assert store.edges_touching(other_ws, [a, b]) == []
     assert store.list_edges(other_ws, ctx.id) == []
-    assert store.delete_edges(other_ws, [(a, b)]) == []
-    assert store.move_edges(other_ws, a, foreign.id, T0) == []
+    assert delete_edges(store, other_ws, [(a, b)]) == []
+    assert move_edges(store, other_ws, a, foreign.id, T0) == []
     assert len(store.list_edges(ws, ctx.id)) == 1
 
 
@@ -90,12 +91,12 @@ def test_trust_tier_is_external_when_either_end_is(store: Store) -> None:
     ctx = new_context(store, ws, "notes")
     a, b = (m.id for m in _memories(store, ws, ctx.id, "a", "b"))
     [ext] = _memories(store, ws, ctx.id, "planted", trust_tier="external", source_type="connector")
-    store.declare_edges(ws, ctx.id, [(a, ext.id), (a, b)], 0.6, T0)
+    declare_edges(store, ws, ctx.id, [(a, ext.id), (a, b)], 0.6, T0)
     tiers = {e.pair: e.trust_tier for e in store.list_edges(ws, ctx.id)}
     assert tiers == {_pair(a, ext.id): "external", _pair(a, b): "trusted"}
     # set_edges never lowers the tier of an edge with an external end.
     trusted = EdgeRow(ws, ctx.id, *_pair(a, ext.id), 0.2, "sleep", "trusted", T0, T0)
-    [change] = store.set_edges(ws, [trusted])
+    [change] = set_edges(store, ws, [trusted])
     assert change.after is not None and change.after.trust_tier == "external"
 
 
@@ -103,7 +104,7 @@ def test_reads_report_the_current_tier_of_the_ends(store: Store) -> None:
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "notes")
     a, b = (m.id for m in _memories(store, ws, ctx.id, "a", "b"))
-    store.strengthen_edges(ws, ctx.id, [(a, b)], 0.1, T0)
+    strengthen_edges(store, ws, ctx.id, [(a, b)], 0.1, T0)
     store.update_context(ws, ctx.id, {"trust_tier": "external"}, T1)
     assert [e.trust_tier for e in store.list_edges(ws, ctx.id)] == ["external"]
     assert [e.trust_tier for e in store.edges_touching(ws, [a])] == ["external"]
@@ -113,29 +114,29 @@ def test_declared_edges_keep_the_larger_weight_and_say_declared(store: Store) ->
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "notes")
     a, b, c = (m.id for m in _memories(store, ws, ctx.id, "a", "b", "c"))
-    store.strengthen_edges(ws, ctx.id, [(a, b)], 0.1, T0)
-    store.declare_edges(ws, ctx.id, [(a, b), (c, a)], 0.5, T1)
-    store.declare_edges(ws, ctx.id, [(c, a)], 0.3, T2)
+    strengthen_edges(store, ws, ctx.id, [(a, b)], 0.1, T0)
+    declare_edges(store, ws, ctx.id, [(a, b), (c, a)], 0.5, T1)
+    declare_edges(store, ws, ctx.id, [(c, a)], 0.3, T2)
     edges = {e.pair: e for e in store.list_edges(ws, ctx.id)}
     assert (edges[_pair(a, b)].weight, edges[_pair(a, b)].origin) == (0.5, "declared")
     assert edges[_pair(a, b)].created_at == T0
     assert (edges[_pair(a, c)].weight, edges[_pair(a, c)].updated_at) == (0.5, T2)
     # Hebbian strengthening of a declared edge keeps its origin.
-    store.strengthen_edges(ws, ctx.id, [(a, c)], 0.1, T2)
+    strengthen_edges(store, ws, ctx.id, [(a, c)], 0.1, T2)
     assert {e.origin for e in store.list_edges(ws, ctx.id)} == {"declared"}
     with pytest.raises(ValueError):
-        store.declare_edges(ws, ctx.id, [(a, b)], 0.0, T0)
+        declare_edges(store, ws, ctx.id, [(a, b)], 0.0, T0)
     with pytest.raises(ValueError):
-        store.strengthen_edges(ws, ctx.id, [(a, b)], 1.5, T0)
+        strengthen_edges(store, ws, ctx.id, [(a, b)], 1.5, T0)
 
 
 def test_weaken_decays_and_deletes_below_the_floor(store: Store) -> None:
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "notes")
     a, b, c = (m.id for m in _memories(store, ws, ctx.id, "a", "b", "c"))
-    store.declare_edges(ws, ctx.id, [(a, b)], 0.5, T0)
-    store.strengthen_edges(ws, ctx.id, [(a, c)], 0.1, T0)
-    changes = store.weaken_edges(ws, ctx.id, [(b, a), (a, c), (b, c)], 0.5, 0.08, T1)
+    declare_edges(store, ws, ctx.id, [(a, b)], 0.5, T0)
+    strengthen_edges(store, ws, ctx.id, [(a, c)], 0.1, T0)
+    changes = weaken_edges(store, ws, ctx.id, [(b, a), (a, c), (b, c)], 0.5, 0.08, T1)
     survived = {c.before.pair: c.after is not None for c in changes if c.before}
     assert survived == {_pair(a, b): True, _pair(a, c): False}
     assert _weights(store, ws, ctx.id) == {_pair(a, b): 0.25}  # (b, c) was never created
@@ -146,8 +147,8 @@ def test_listing_is_ordered_and_keyset_paged_and_touching_filters_weight(store: 
     ctx = new_context(store, ws, "notes")
     ids = [m.id for m in _memories(store, ws, ctx.id, "a", "b", "c", "d")]
     pairs = [(x, y) for i, x in enumerate(ids) for y in ids[i + 1 :]]
-    store.strengthen_edges(ws, ctx.id, pairs, 0.1, T0)
-    store.declare_edges(ws, ctx.id, [(ids[0], ids[1])], 0.9, T0)
+    strengthen_edges(store, ws, ctx.id, pairs, 0.1, T0)
+    declare_edges(store, ws, ctx.id, [(ids[0], ids[1])], 0.9, T0)
     listed = store.list_edges(ws, ctx.id)
     assert [e.pair for e in listed] == sorted(_pair(x, y) for x, y in pairs)
     first = store.list_edges(ws, ctx.id, limit=4)
@@ -165,21 +166,21 @@ def test_set_and_delete_write_exact_rows_and_undo_restores(store: Store) -> None
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "notes")
     a, b, c = (m.id for m in _memories(store, ws, ctx.id, "a", "b", "c"))
-    store.strengthen_edges(ws, ctx.id, [(a, b), (b, c)], 0.1, T0)
+    strengthen_edges(store, ws, ctx.id, [(a, b), (b, c)], 0.1, T0)
     before = store.list_edges(ws, ctx.id)
     exact = EdgeRow(ws, ctx.id, *_pair(a, c), 0.123456789, "sleep", "trusted", T1, T2)
-    changes = store.set_edges(ws, [exact, replace(before[0], weight=0.75, origin="sleep")])
-    changes += store.delete_edges(ws, [(before[1].target_id, before[1].source_id)])
+    changes = set_edges(store, ws, [exact, replace(before[0], weight=0.75, origin="sleep")])
+    changes += delete_edges(store, ws, [(before[1].target_id, before[1].source_id)])
     after = {e.pair: e for e in store.list_edges(ws, ctx.id)}
     assert after[exact.pair] == exact
     assert after[before[0].pair].weight == 0.75 and before[1].pair not in after
     store.soft_delete_memory(ws, c, T2)  # a restore may name soft-deleted ends
     restore, delete = undo(changes)
-    store.delete_edges(ws, delete)
-    store.set_edges(ws, restore)
+    delete_edges(store, ws, delete)
+    set_edges(store, ws, restore)
     assert store.list_edges(ws, ctx.id) == before
     bad = [replace(exact, source_id=exact.target_id, target_id=exact.source_id)]
-    assert store.set_edges(ws, bad) == []  # not in source < target order
+    assert set_edges(store, ws, bad) == []  # not in source < target order
 
 
 def test_move_edges_merges_by_max_weight_and_can_be_undone(store: Store) -> None:
@@ -188,7 +189,8 @@ def test_move_edges_merges_by_max_weight_and_can_be_undone(store: Store) -> None
     other = new_context(store, ws, "other")
     a, b, x, y = (m.id for m in _memories(store, ws, ctx.id, "a", "b", "x", "y"))
     [far] = _memories(store, ws, other.id, "far")
-    store.set_edges(
+    set_edges(
+        store,
         ws,
         [
             EdgeRow(ws, ctx.id, *_pair(a, b), 0.9, "hebbian", "trusted", T0, T0),
@@ -198,8 +200,8 @@ def test_move_edges_merges_by_max_weight_and_can_be_undone(store: Store) -> None
         ],
     )
     before = store.list_edges(ws, ctx.id)
-    assert store.move_edges(ws, a, far.id, T2) == []  # across contexts: nothing
-    changes = store.move_edges(ws, a, b, T2)
+    assert move_edges(store, ws, a, far.id, T2) == []  # across contexts: nothing
+    changes = move_edges(store, ws, a, b, T2)
     edges = {e.pair: e for e in store.list_edges(ws, ctx.id)}
     assert set(edges) == {_pair(b, x), _pair(b, y)}
     bx, by = edges[_pair(b, x)], edges[_pair(b, y)]
@@ -207,8 +209,8 @@ def test_move_edges_merges_by_max_weight_and_can_be_undone(store: Store) -> None
     assert (by.weight, by.origin, by.created_at) == (0.2, "sleep", T1)
     assert sum(1 for c in changes if c.after is None) == 3
     restore, delete = undo(changes)
-    store.delete_edges(ws, delete)
-    store.set_edges(ws, restore)
+    delete_edges(store, ws, delete)
+    set_edges(store, ws, restore)
     assert store.list_edges(ws, ctx.id) == before
 
 
@@ -216,7 +218,7 @@ def test_purge_and_context_delete_take_the_edges(store: Store) -> None:
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "notes")
     a, b, c = (m.id for m in _memories(store, ws, ctx.id, "a", "b", "c"))
-    store.strengthen_edges(ws, ctx.id, [(a, b), (b, c), (a, c)], 0.1, T0)
+    strengthen_edges(store, ws, ctx.id, [(a, b), (b, c), (a, c)], 0.1, T0)
     assert store.purge_memory(ws, b)
     assert [e.pair for e in store.list_edges(ws, ctx.id)] == [_pair(a, c)]
     assert store.delete_context(ws, ctx.id)

@@ -9,6 +9,14 @@ from datetime import timedelta
 import pytest
 
 from kioku.errors import ConflictError, NotFoundError
+from kioku.service.hebbian import declare_edges, strengthen_edges
+from kioku.service.sleep.log import (
+    sleep_insert_memory,
+    sleep_merge,
+    sleep_set_importance,
+    sleep_write_edges,
+    start_sleep_run,
+)
 from kioku.service.sleep.rollback import rollback_sleep_run
 from kioku.storage.base import Store
 from kioku.storage.records import MemoryChanges, MemoryFilter
@@ -24,8 +32,8 @@ def tokens_of(summary: str, content: str, tags: list[str]) -> str:
 
 def start(store: Store, ws: str, ctx_id: str, at=NOW) -> str:
     run_id = str(uuid.uuid4())
-    store.start_sleep_run(
-        ws, SleepRunRow(run_id, ws, ctx_id, "running", "manual", at), at - timedelta(hours=1)
+    start_sleep_run(
+        store, ws, SleepRunRow(run_id, ws, ctx_id, "running", "manual", at), at - timedelta(hours=1)
     )
     return run_id
 
@@ -52,7 +60,7 @@ def world(store: Store):
     vectors = [vec(1, 0, 0), vec(0.99, 0.05, 0), vec(0, 1, 0), vec(0, 0, 1)]
     store.store_embeddings(ws, ctx.id, "m", [(r.id, v) for r, v in zip(rows, vectors, strict=True)])
     a, b, c, d = (r.id for r in rows)
-    store.declare_edges(ws, ctx.id, [(a, c), (a, d), (b, d)], 0.4, T0)
+    declare_edges(store, ws, ctx.id, [(a, c), (a, d), (b, d)], 0.4, T0)
     return ws, ctx.id, (a, b, c, d)
 
 
@@ -79,7 +87,7 @@ def test_merge_is_logged_exactly_and_rolled_back_exactly(store: Store, world) ->
     ws, ctx_id, (a, b, c, d) = world
     before = snapshot(store, ws, ctx_id)
     run = start(store, ws, ctx_id)
-    actions = store.sleep_merge(ws, run, "merge", a, b, NOW, tokens_of, note="cosine 0.99")
+    actions = sleep_merge(store, ws, run, "merge", a, b, NOW, tokens_of, note="cosine 0.99")
     kinds = [action.kind for action in actions]
     assert kinds[:2] == ["supersede", "tags"] and set(kinds[2:]) == {"edge"}
     assert [action.seq for action in actions] == list(range(1, len(actions) + 1))
@@ -118,12 +126,12 @@ def test_a_failure_inside_an_action_leaves_neither_change_nor_log(store: Store, 
     ws, ctx_id, (a, b, c, _) = world
     before = snapshot(store, ws, ctx_id)
     run = start(store, ws, ctx_id)
-    store.sleep_set_importance(ws, run, "importance", [(c, 0.7)], NOW)
+    sleep_set_importance(store, ws, run, "importance", [(c, 0.7)], NOW)
     after_first = snapshot(store, ws, ctx_id)
     # The action row is written after the change, in the same transaction: a failure there
     # (here a NULL phase the database refuses) must take the change down with it.
     with pytest.raises(Exception):  # noqa: B017 - each backend raises its own driver error
-        store.sleep_merge(ws, run, None, a, b, NOW, tokens_of)  # type: ignore[arg-type]
+        sleep_merge(store, ws, run, None, a, b, NOW, tokens_of)  # type: ignore[arg-type]
     assert snapshot(store, ws, ctx_id) == after_first
     assert [x.kind for x in store.list_sleep_actions(ws, run)] == ["importance"]
     # The process "dies" here: the run stays running until it is found abandoned.
@@ -146,7 +154,7 @@ def test_a_failure_inside_an_action_leaves_neither_change_nor_log(store: Store, 
 def test_rollback_refuses_when_a_memory_changed_since(store: Store, world) -> None:
     ws, ctx_id, (_, _, c, d) = world
     run = start(store, ws, ctx_id)
-    store.sleep_set_importance(ws, run, "importance", [(c, 0.9), (d, 0.1)], NOW)
+    sleep_set_importance(store, ws, run, "importance", [(c, 0.9), (d, 0.1)], NOW)
     store.finish_sleep_run(ws, run, "done", NOW, {})
     store.update_memory(ws, d, MemoryChanges(values={"type": "fact"}), NOW + timedelta(hours=1))
     with pytest.raises(ConflictError, match=d):
@@ -165,16 +173,16 @@ def test_edge_changes_roll_back_unless_learning_moved_them(store: Store, world) 
     ac, ad = tuple(sorted((a, c))), tuple(sorted((a, d)))
     run = start(store, ws, ctx_id)
     decayed = replace(edges[ac], weight=0.2, updated_at=NOW)
-    actions = store.sleep_write_edges(ws, run, "edges", [decayed], [ad], NOW)
+    actions = sleep_write_edges(store, ws, run, "edges", [decayed], [ad], NOW)
     assert {x.kind for x in actions} == {"edge"} and len(actions) == 2
     store.finish_sleep_run(ws, run, "done", NOW, {})
     rolled = rollback_sleep_run(store, ws, run, NOW, tokens_of)
     assert rolled.skipped == [] and snapshot(store, ws, ctx_id) == before
 
     run = start(store, ws, ctx_id, NOW + timedelta(hours=1))
-    store.sleep_write_edges(ws, run, "edges", [decayed], [], NOW)
+    sleep_write_edges(store, ws, run, "edges", [decayed], [], NOW)
     store.finish_sleep_run(ws, run, "done", NOW, {})
-    store.strengthen_edges(ws, ctx_id, [ac], 0.5, NOW + timedelta(minutes=1))  # a recall
+    strengthen_edges(store, ws, ctx_id, [ac], 0.5, NOW + timedelta(minutes=1))  # a recall
     rolled = rollback_sleep_run(store, ws, run, NOW, tokens_of)
     assert rolled.undone == 0 and rolled.skipped == [(1, "edge changed since")]
 
@@ -190,7 +198,7 @@ def test_a_memory_written_by_sleep_is_purged_by_rollback(store: Store, world) ->
                 weight=0.5, origin="sleep", created_at=NOW, updated_at=NOW)
         for x in (a, b)
     ]  # fmt: skip
-    actions = store.sleep_insert_memory(ws, run, "summaries", summary, links, NOW)
+    actions = sleep_insert_memory(store, ws, run, "summaries", summary, links, NOW)
     assert [x.kind for x in actions] == ["create", "edge", "edge"]
     row = store.get_memory(ws, summary.id)
     assert row is not None and row.source_type == "sleep"
@@ -203,7 +211,7 @@ def test_a_memory_written_by_sleep_is_purged_by_rollback(store: Store, world) ->
 def test_another_workspace_cannot_read_or_roll_back_a_run(store: Store, world) -> None:
     ws, ctx_id, (a, b, c, d) = world
     run = start(store, ws, ctx_id)
-    store.sleep_merge(ws, run, "merge", a, b, NOW, tokens_of)
+    sleep_merge(store, ws, run, "merge", a, b, NOW, tokens_of)
     store.finish_sleep_run(ws, run, "done", NOW, {})
     other = store.ensure_workspace("beta").id
     assert store.list_sleep_actions(other, run) == []
@@ -212,5 +220,5 @@ def test_another_workspace_cannot_read_or_roll_back_a_run(store: Store, world) -
     # ...and cannot merge its memories from a run of its own.
     other_ctx = new_context(store, other, "mine")
     mine = start(store, other, other_ctx.id)
-    assert store.sleep_merge(other, mine, "merge", c, d, NOW, tokens_of) == []
+    assert sleep_merge(store, other, mine, "merge", c, d, NOW, tokens_of) == []
     assert store.get_memory(ws, c).superseded_by is None  # type: ignore[union-attr]

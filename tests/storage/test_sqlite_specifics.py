@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from kioku.service.hebbian import strengthen_edges, weaken_edges
 from kioku.storage.records import MemoryFilter
 from kioku.storage.sqlite import SQLiteStore
 from tests.storage.test_contract import T0, new_context, new_memory, vec
@@ -80,13 +81,13 @@ def test_edge_lookups_by_pair_use_the_primary_key(tmp_path: Path) -> None:
         rows = [new_memory(ctx.id, f"m{i}") for i in range(40)]
         store.insert_memories(ws, rows)
         ids = [row.id for row in rows]
-        store.strengthen_edges(ws, ctx.id, [(a, b) for a in ids for b in ids], 0.1, T0)
+        strengthen_edges(store, ws, ctx.id, [(a, b) for a in ids for b in ids], 0.1, T0)
         statements: list[str] = []
         conn = store.db.connection()
         conn.set_trace_callback(statements.append)
         pairs = list(zip(ids[:10], ids[10:20], strict=True))
-        store.strengthen_edges(ws, ctx.id, pairs, 0.1, T0)
-        store.weaken_edges(ws, ctx.id, pairs, 0.9, 0.5, T0)  # below the floor: deleted
+        strengthen_edges(store, ws, ctx.id, pairs, 0.1, T0)
+        weaken_edges(store, ws, ctx.id, pairs, 0.9, 0.5, T0)  # below the floor: deleted
         conn.set_trace_callback(None)
         by_pair = [s for s in statements if "memory_edges" in s and "source_id" in s]
         lookups = [s for s in by_pair if s.startswith(("SELECT", "DELETE"))]

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from kioku.errors import ConflictError
+from kioku.service.hebbian import declare_edges, strengthen_edges
 from kioku.storage import open_store
 from kioku.storage.base import Store
 from kioku.storage.records import (
@@ -81,10 +82,10 @@ def _build(store: Store) -> None:
     )
     store.store_embeddings(ws, slack.id, "m", [(rows[4].id, vec(0, 1, 0))])
     store.update_memory(ws, rows[1].id, MemoryChanges(values={"source_uri": "x://1"}), T0 + HOUR)
-    store.strengthen_edges(ws, notes.id, [(rows[0].id, rows[1].id)], 0.1, T0)
-    store.strengthen_edges(ws, notes.id, [(rows[0].id, rows[1].id)], 0.1, T0 + HOUR)
-    store.declare_edges(ws, notes.id, [(rows[3].id, rows[0].id)], 0.123456789, T0)
-    store.declare_edges(ws, notes.id, [(rows[2].id, rows[1].id)], 1.0, T0)
+    strengthen_edges(store, ws, notes.id, [(rows[0].id, rows[1].id)], 0.1, T0)
+    strengthen_edges(store, ws, notes.id, [(rows[0].id, rows[1].id)], 0.1, T0 + HOUR)
+    declare_edges(store, ws, notes.id, [(rows[3].id, rows[0].id)], 0.123456789, T0)
+    declare_edges(store, ws, notes.id, [(rows[2].id, rows[1].id)], 1.0, T0)
     store.soft_delete_memory(ws, rows[2].id, T0 + 2 * HOUR)  # its edge is kept (and dumped)
     store.record_access(ws, rows[0].id, T0 + 3 * HOUR)
     for helpful in (True, False, True):

@@ -9,7 +9,15 @@ from kioku.embeddings.fake import FakeEmbedder
 from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_weighted
 from kioku.search.language import Language, language_of, readable_languages
-from kioku.search.language_means import SHIFT, calibrate, language_means, offsets_for
+from kioku.search.language_means import (
+    SHIFT,
+    calibrate,
+    centre,
+    language_means,
+    offsets_for,
+    query_means,
+)
+from kioku.search.language_overlap import SHARED_WORDS, discount_shared_words
 from kioku.storage.records import ScoredId
 
 
@@ -87,6 +95,62 @@ def test_language_means_are_measured_once_per_model() -> None:
     assert language_means(embedder) is first and embedder.calls == calls
 
 
+MEANS: dict[Language, np.ndarray] = {
+    "other": np.array([1.0, 0.0, 0.0]),
+    "ja": np.array([0.0, 1.0, 0.0]),
+}
+QUERY_MEANS: dict[Language, np.ndarray] = {
+    "other": np.array([0.5, 0.0, 0.0]),
+    "ja": np.array([0.0, 0.5, 0.0]),
+}
+
+
+def test_centring_scores_the_centred_vectors_dot_product() -> None:
+    query = np.array([0.9, 0.0, 0.4])  # English: the "other" mean direction, and a topic
+    vectors = {
+        "ja-1": np.array([0.0, 1.0, 0.5]),  # Japanese, on the topic
+        "en-1": np.array([1.0, 0.0, 0.1]),  # English, barely on it
+    }
+    hits = [ScoredId("en-1", 0.94), ScoredId("ja-1", 0.20)]
+    languages: dict[str, Language] = {"ja-1": "ja", "en-1": "other"}
+    out = centre(hits, vectors, languages, query, "other", MEANS, QUERY_MEANS)
+    assert [hit.memory_id for hit in out] == ["ja-1", "en-1"]
+    scores = {hit.memory_id: hit.score for hit in out}
+    assert scores["ja-1"] == pytest.approx(0.4 * 0.5)  # (q − ν)·(d − μ): only the topic is left
+    assert scores["en-1"] == pytest.approx(0.4 * 0.1)
+
+
+def test_centring_leaves_a_single_language_and_unknown_languages_alone() -> None:
+    query = np.array([1.0, 0.0, 0.0])
+    vectors = {"a": np.array([1.0, 0.0, 0.0]), "b": np.array([0.0, 1.0, 0.0])}
+    hits = [ScoredId("a", 0.9), ScoredId("b", 0.8)]
+    one: dict[str, Language] = {"a": "ja", "b": "ja"}
+    assert centre(hits, vectors, one, query, "other", MEANS, QUERY_MEANS) == hits
+    korean: dict[str, Language] = {"a": "ko", "b": "other"}
+    assert centre(hits, vectors, korean, query, "other", MEANS, QUERY_MEANS) == hits
+
+
+def test_a_memory_whose_vector_is_gone_keeps_its_expected_centred_score() -> None:
+    query = np.array([0.6, 0.8, 0.0])
+    hits = [ScoredId("en-1", 0.7), ScoredId("ja-1", 0.9)]
+    languages: dict[str, Language] = {"ja-1": "ja", "en-1": "other"}
+    vectors = {"en-1": np.array([1.0, 0.0, 0.0]), "ja-1": None}
+    scores = {
+        h.memory_id: h.score
+        for h in centre(hits, vectors, languages, query, "other", MEANS, QUERY_MEANS)
+    }
+    assert scores["ja-1"] == pytest.approx(0.9 - 0.8)  # q·d − q·μ_ja
+
+
+def test_query_means_are_measured_once_per_model_apart_from_passage_means() -> None:
+    embedder = FakeEmbedder(name="fake-for-query-means")
+    passages = language_means(embedder)
+    queries = query_means(embedder)
+    calls = embedder.calls
+    assert queries is not passages and set(queries) == {"other", "ja"}
+    assert query_means(embedder) is queries and embedder.calls == calls
+
+
 def test_a_blind_leg_abstains_instead_of_voting_zero() -> None:
     legs = {
         "lexical": [ScoredId("ja-distractor", 8.0), ScoredId("ja-other", 2.0)],
@@ -117,3 +181,27 @@ def test_confidence_is_never_high_when_the_legs_disagree_across_languages() -> N
     assert judge_confidence(1, 1, 2) == "high"
     assert judge_confidence(1, 1, 2, crossed=True) == "moderate"
     assert judge_confidence(None, 1, 2, crossed=True) == "low"
+
+
+def test_shared_words_count_once_where_candidates_span_languages() -> None:
+    # A Japanese query: the Japanese distractor shares words (the lexical leg's best match)
+    # and edges out the English answer in the vector leg on them.
+    vector = [ScoredId("ja-distractor", 0.30), ScoredId("en-answer", 0.28), ScoredId("ja-2", 0.10)]
+    lexical = [ScoredId("ja-distractor", 9.0), ScoredId("ja-2", 1.0)]
+    languages: dict[str, Language] = {"ja-distractor": "ja", "en-answer": "other", "ja-2": "ja"}
+    out = discount_shared_words(vector, lexical, languages, "ja")
+    assert [hit.memory_id for hit in out] == ["en-answer", "ja-distractor", "ja-2"]
+    scores = {hit.memory_id: hit.score for hit in out}
+    assert scores["ja-distractor"] == pytest.approx(0.30 - SHARED_WORDS * 0.20 * 1.0)
+    assert scores["ja-2"] == pytest.approx(0.10)  # the weakest match: normalised to 0
+    assert scores["en-answer"] == 0.28
+
+
+def test_shared_words_are_left_alone_in_one_language_or_for_a_lone_match() -> None:
+    vector = [ScoredId("a", 0.30), ScoredId("b", 0.28)]
+    one: dict[str, Language] = {"a": "ja", "b": "ja"}
+    lexical = [ScoredId("a", 9.0), ScoredId("b", 1.0)]
+    assert discount_shared_words(vector, lexical, one, "ja") == vector
+    two: dict[str, Language] = {"a": "other", "b": "ja"}
+    assert discount_shared_words(vector, [ScoredId("a", 3.0)], two, "other") == vector
+    assert discount_shared_words(vector, [], two, "other") == vector

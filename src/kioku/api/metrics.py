@@ -4,7 +4,9 @@ What is measured: every HTTP request by operation (the route's operation id; ``u
 for those surfaces), method and status, with its latency; each recall leg's time; the
 embedding queue's depth and the age of its oldest item (read from the database at scrape
 time, so every replica reports the shared queue); memories embedded; Sleep runs and their
-actions; rate-limit refusals. The counters are this process's own (a replica each).
+actions; rate-limit refusals; on PostgreSQL, this process's connection pool (its size, the
+borrowers waiting now, and in all how many had to wait and for how long). The counters are
+this process's own (a replica each).
 
 Who may scrape: anyone under ``--dev`` (loopback only); otherwise a bearer of
 ``KIOKU_METRICS_TOKEN`` or an address in ``KIOKU_METRICS_ALLOW``. The check uses no API key
@@ -21,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 from starlette.requests import Request
@@ -74,6 +76,7 @@ class Metrics:
             registry=r,
         )  # fmt: skip
         r.register(_QueueCollector(runtime))
+        r.register(_PoolCollector(runtime))
         telemetry.listen(self)
 
     # -- telemetry.Listener
@@ -119,6 +122,33 @@ class _QueueCollector(Collector):
             "How long the longest-waiting memory has waited for its vector (0: none waits).",
             age,
         )
+
+
+class _PoolCollector(Collector):
+    """The PostgreSQL connection pool of this process (psycopg_pool's own counters)."""
+
+    def __init__(self, runtime: Callable[[], Runtime | None]) -> None:
+        self._runtime = runtime
+
+    def collect(self) -> Iterator[Metric]:
+        runtime = self._runtime()
+        pool = getattr(getattr(runtime.store, "db", None), "pool", None) if runtime else None
+        if pool is None:  # SQLite: no pool
+            return
+        stats = pool.get_stats()
+        for name, key, text in (
+            ("size", "pool_size", "Connections open (idle or lent)."),
+            ("max", "pool_max", "Connections the pool may open (KIOKU_DB_POOL_SIZE)."),
+            ("waiting", "requests_waiting", "Borrowers waiting for a connection now."),
+        ):
+            yield GaugeMetricFamily(f"kioku_db_pool_{name}", text, stats.get(key, 0))
+        for name, key, text, scale in (
+            ("requests_queued", "requests_queued", "Borrows that had to wait.", 1),
+            ("wait_seconds", "requests_wait_ms", "Time borrowers spent waiting.", 1000),
+        ):
+            yield CounterMetricFamily(
+                f"kioku_db_pool_{name}", text, value=stats.get(key, 0) / scale
+            )
 
 
 def operation_of(scope: Scope) -> str:

@@ -38,15 +38,21 @@ class _Steps:
 
 
 def recall_breakdown(
-    runtime: Runtime, principal: Principal, context: str, queries: Sequence[str], k: int
+    runtime: Runtime,
+    principals: Sequence[Principal],
+    context: str,
+    queries: Sequence[str],
+    k: int,
 ) -> dict[str, dict[str, float]]:
-    """p50/p95 per step over the first ``BREAKDOWN_QUERIES`` queries (already warmed up)."""
-    ws = principal.workspace_id
+    """p50/p95 per step over the first ``BREAKDOWN_QUERIES`` queries (already warmed up);
+    query i is asked in the context named ``context`` of ``principals[i mod len]``."""
     depth = max(k * runtime.recall.fetch_factor, MIN_LEG_DEPTH)
     flt = MemoryFilter()
     steps = _Steps()
     embedder = runtime.embedder
-    for query in queries[:BREAKDOWN_QUERIES]:
+    for i, query in enumerate(queries[:BREAKDOWN_QUERIES]):
+        principal = principals[i % len(principals)]
+        ws = principal.workspace_id
         with steps.time("resolve context"):
             context_id = runtime.contexts.resolve(principal, context).id
         with steps.time("tokenize query"):

@@ -3,11 +3,14 @@
 Each simulated agent loops over what an agent turn does: recall (most), remember, load its
 pinned rules, and read and write its run-state. Weights: recall 5, remember 3, load_pinned 2,
 set_state 2, get_state 1. Every request must answer 2xx; anything else is a failure.
+``KIOKU_LOAD_HOSTS`` (comma-separated base URLs) spreads the agents over several replicas,
+agent i on replica i mod N, as a round-robin load balancer would.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import random
 
 from locust import HttpUser, between, task
@@ -21,6 +24,7 @@ QUERIES = (
     "who reviews database migrations",
 )
 _counter = itertools.count()
+_HOSTS = [host for host in os.environ.get("KIOKU_LOAD_HOSTS", "").split(",") if host]
 
 
 class Agent(HttpUser):
@@ -30,6 +34,8 @@ class Agent(HttpUser):
 
     def on_start(self) -> None:
         self.number = next(_counter)
+        if _HOSTS:
+            self.client.base_url = _HOSTS[self.number % len(_HOSTS)]
         self.set_state()  # so get_state reads a key that exists (an unknown key is a 404)
 
     @task(5)

@@ -33,6 +33,7 @@ def command_line(
     backend: str = "sqlite",
     postgres_url: str | None = None,
     scale_only: bool = False,
+    workspaces: int = 1,
 ) -> str:
     """The ``kioku bench`` invocation that reproduces this run (with ``KIOKU_EMBEDDER``);
     a PostgreSQL URL is shown without its password."""
@@ -45,6 +46,7 @@ def command_line(
     parts += ["--quick"] if quick else []
     parts += ["--scale-only"] if scale_only else []
     parts += [f"--scale {n}" for n in scales]
+    parts += [f"--workspaces {workspaces}"] if workspaces != 1 else []
     parts += [f"--out {out}", f"--data {data}"] + (["--json"] if as_json else [])
     env = " ".join(f"{k}={os.environ[k]}" for k in ("KIOKU_EMBEDDER",) if k in os.environ)
     return (env + " " if env else "") + " ".join(parts)

@@ -217,8 +217,19 @@ def _step(summary: Mapping[str, Any] | None) -> str:
     return "–" if not summary else f"{ms(summary.get('p50'))} / {ms(summary.get('p95'))}"
 
 
+def _spread_note(spread: int) -> str:
+    return (
+        f"Each N is spread evenly over {spread} workspaces (one context each, N/{spread} "
+        "memories; the first also holds the real turns and the pinned rules). Query i is "
+        f"asked in workspace i mod {spread}, so consecutive queries never share a workspace's "
+        "cached rows. `load_pinned` is timed in the first workspace."
+    )
+
+
 def scale_section(points: Sequence[Mapping[str, Any]]) -> str:
-    """Latency at N memories in one context (hybrid k=10), then where the time goes."""
+    """Latency at N memories in one context, or spread over W workspaces (hybrid k=10), then
+    where the time goes."""
+    spread = max((int(p.get("workspaces", 1)) for p in points), default=1)
     rows = []
     steps = []
     pinned = []
@@ -255,7 +266,10 @@ def scale_section(points: Sequence[Mapping[str, Any]]) -> str:
     ]
     return "\n\n".join(
         [
-            "## Recall latency at scale (one context, hybrid, k=10)",
+            "## Recall latency at scale (one context, hybrid, k=10)"
+            if spread == 1
+            else f"## Recall latency at scale ({spread} workspaces, hybrid, k=10)",
+            *([] if spread == 1 else [_spread_note(spread)]),
             "The real LoCoMo turns go through the service and the real embedder. The rest are "
             "**synthetic**: text drawn from the LoCoMo vocabulary and turn lengths (seeded), "
             "written through `remember_batch`, with **synthetic vectors** (a random real turn's "

@@ -143,10 +143,12 @@ def run_suite(
     backend: BenchBackend | None = None,
     checkpoint: Checkpoint | None = None,
     retrieval: bool = True,
+    workspaces: int = 1,
 ) -> dict[str, Any]:
     """Run everything in ``workdir`` (a scratch directory) and return the raw results.
 
-    ``retrieval=False`` skips the LoCoMo and JSQuAD arms (the scale run alone).
+    ``retrieval=False`` skips the LoCoMo and JSQuAD arms (the scale run alone);
+    ``workspaces`` spreads each scale point's memories over that many workspaces.
 
     ``backend`` holds the databases (default: SQLite files in ``workdir``); ``checkpoint`` is
     called with the results so far after the retrieval part and after every scale point, so a
@@ -219,6 +221,7 @@ def run_suite(
                 run_scale(
                     runtime, principal, scales, docs, questions, advance,
                     bulk_load=lambda: backend.bulk_load(url), on_point=on_point,
+                    workspaces=workspaces,
                 )  # fmt: skip
             finally:
                 runtime.close()
@@ -238,6 +241,7 @@ def run_benchmark(
     backend: str = "sqlite",
     postgres_url: str | None = None,
     scale_only: bool = False,
+    workspaces: int = 1,
 ) -> dict[str, Any]:
     """The ``kioku bench`` command: run, write ``out`` (markdown) and ``json_out``, print.
 
@@ -245,6 +249,8 @@ def run_benchmark(
     """
     out = out or DEFAULT_OUT.get(backend, DEFAULT_OUT["sqlite"])
     json_out = json_out or DEFAULT_JSONS.get(backend, DEFAULT_JSON)
+    if workspaces != 1 and json_out == DEFAULT_JSONS.get(backend, DEFAULT_JSON):
+        json_out = json_out.replace(".json", "-workspaces.json")  # keep the one-context figures
     data_dir = Path(data)
     if not (data_dir / "locomo").is_dir() or not (data_dir / "jsquad").is_dir():
         raise SystemExit(f"error: {data_dir} must hold locomo/ and jsquad/ (see --data)")
@@ -253,7 +259,11 @@ def run_benchmark(
     load_before = load_average()
     if scale_only and not scales:
         raise SystemExit("error: --scale-only needs at least one --scale N")
-    command = command_line(out, data, scales, quick, as_json, backend, postgres_url, scale_only)
+    if workspaces < 1:
+        raise SystemExit("error: --workspaces must be at least 1")
+    command = command_line(
+        out, data, scales, quick, as_json, backend, postgres_url, scale_only, workspaces
+    )
     with (
         tempfile.TemporaryDirectory(prefix="kioku-bench-") as scratch,
         open_backend(backend, Path(scratch), postgres_url) as store_backend,
@@ -288,6 +298,7 @@ def run_benchmark(
             backend=store_backend,
             checkpoint=write,
             retrieval=not scale_only,
+            workspaces=workspaces,
         )
         write(results, partial=False)
     if as_json:

@@ -1,4 +1,6 @@
-"""Recall latency at N memories in one context: real LoCoMo turns plus synthetic fill.
+"""Recall latency at N memories: real LoCoMo turns plus synthetic fill, in one context or
+spread over many workspaces (``workspaces``: N/W memories in one context of each of W
+workspaces, the queries spread over them round-robin).
 
 Embedding 100k texts with the bundled model would take hours on 2 cores, so the synthetic
 memories get (a) text drawn from the LoCoMo vocabulary and turn-length distribution, seeded, and
@@ -26,6 +28,7 @@ from kioku.benchmark.metrics import latency_summary
 from kioku.models import BatchCreate
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
+from kioku.storage.base import Store
 from kioku.storage.records import embedding_text
 
 CONTEXT = "scale"
@@ -90,18 +93,56 @@ def synthetic_vectors(
     return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
 
 
+def tenants(runtime: Runtime, principal: Principal, workspaces: int) -> list[Principal]:
+    """``principal`` and the owners of ``workspaces - 1`` more workspaces (``scale-<i>``)."""
+    if workspaces < 1:
+        raise ValueError("workspaces must be at least 1")
+    more = [
+        Principal(workspace_id=runtime.store.ensure_workspace(f"scale-{i}").id,
+                  role="owner", channel=principal.channel)
+        for i in range(1, workspaces)
+    ]  # fmt: skip
+    return [principal, *more]
+
+
+def shares(count: int, parts: int) -> list[int]:
+    """``count`` split over ``parts`` as evenly as whole numbers allow (the first get more)."""
+    return [count // parts + (1 if i < count % parts else 0) for i in range(parts)]
+
+
 def _fill(
     runtime: Runtime,
-    principal: Principal,
+    principals: Sequence[Principal],
     generator: SyntheticText,
     sources: np.ndarray | None,
     count: int,
     offset: int,
     advance: Callable[[int], None] | None,
 ) -> dict[str, float]:
-    """Add ``count`` synthetic memories; returns accept and vector-store seconds."""
-    context_id = runtime.contexts.resolve(principal, CONTEXT).id
+    """Add ``count`` synthetic memories, spread evenly over the workspaces of ``principals``;
+    returns accept and vector-store seconds."""
     rng = np.random.default_rng(offset + 1)
+    times = {"accept_s": 0.0, "vectors_s": 0.0}
+    for principal, share in zip(principals, shares(count, len(principals)), strict=True):
+        if share:
+            _fill_one(runtime, principal, generator, sources, share, offset, rng, times, advance)
+            offset += share
+    return times
+
+
+def _fill_one(
+    runtime: Runtime,
+    principal: Principal,
+    generator: SyntheticText,
+    sources: np.ndarray | None,
+    count: int,
+    offset: int,
+    rng: np.random.Generator,
+    times: dict[str, float],
+    advance: Callable[[int], None] | None,
+) -> None:
+    """Add ``count`` synthetic memories to ``principal``'s context; adds to ``times``."""
+    context_id = runtime.contexts.resolve(principal, CONTEXT).id
     accept_s = vectors_s = 0.0
     done = 0
     while done < count:
@@ -122,7 +163,8 @@ def _fill(
         done += size
         if advance is not None:
             advance(size)
-    return {"accept_s": accept_s, "vectors_s": vectors_s}
+    times["accept_s"] += accept_s
+    times["vectors_s"] += vectors_s
 
 
 def run_scale(
@@ -136,8 +178,12 @@ def run_scale(
     *,
     bulk_load: Callable[[], AbstractContextManager[dict[str, float]]] | None = None,
     on_point: Callable[[dict[str, object]], None] | None = None,
+    workspaces: int = 1,
 ) -> list[dict[str, object]]:
-    """Grow one context to each N in ``scales`` (ascending) and time recall at every step.
+    """Grow one context to each N in ``scales`` (ascending) and time recall at every step;
+    with ``workspaces`` > 1, the N memories are spread over that many workspaces (one context
+    each; ``principal``'s holds the real turns and the pinned rules) and the queries go to
+    each workspace in turn.
 
     Each fill runs inside ``bulk_load()`` (the backend's bulk-import upkeep, whose timings
     land in the point); ``on_point`` sees every point as soon as it is measured.
@@ -145,7 +191,9 @@ def run_scale(
     targets = sorted(set(scales))
     if not targets:
         return []
-    ensure_context(runtime, principal, CONTEXT)
+    principals = tenants(runtime, principal, workspaces)
+    for tenant in principals:
+        ensure_context(runtime, tenant, CONTEXT)
     real = list(real_docs[: targets[0]])
     remember_docs(runtime, principal, CONTEXT, real, advance)
     drain_embeddings(runtime)
@@ -168,14 +216,15 @@ def run_scale(
         added = max(0, target - size)
         upkeep_block = bulk_load() if bulk_load is not None and added else nullcontext({})
         with upkeep_block as upkeep:
-            fill = _fill(runtime, principal, generator, sources, added, size, advance)
+            fill = _fill(runtime, principals, generator, sources, added, size, advance)
         if added:
-            upkeep = {**upkeep, **_build_vector_graph(runtime, principal)}
+            upkeep = {**upkeep, **_build_vector_graph(runtime, principals)}
         size = max(size, target)
+        counts = [_count(runtime, tenant) for tenant in principals]
         point: dict[str, object] = {
-            "memories": runtime.store.count_memories(
-                principal.workspace_id, runtime.contexts.resolve(principal, CONTEXT).id
-            ),
+            "memories": sum(counts),
+            "workspaces": len(principals),
+            "per_workspace": {"min": min(counts), "max": max(counts)},
             "real": len(real),
             "synthetic": size - len(real),
             "fill_added": added,
@@ -187,8 +236,8 @@ def run_scale(
             **upkeep,
         }
         for arm in available_arms(runtime)[:1]:  # hybrid, or bm25 without an embedder
-            point[arm] = _time_queries(runtime, principal, queries, ARMS[arm])
-        point["steps"] = recall_breakdown(runtime, principal, CONTEXT, queries, SCALE_K)
+            point[arm] = _time_queries(runtime, principals, queries, ARMS[arm])
+        point["steps"] = recall_breakdown(runtime, principals, CONTEXT, queries, SCALE_K)
         point["load_pinned"] = _time_pinned(runtime, principal, len(rules))
         point["peak_rss_mb"] = peak_rss_mb()
         points.append(point)
@@ -197,16 +246,26 @@ def run_scale(
     return points
 
 
-def _build_vector_graph(runtime: Runtime, principal: Principal) -> dict[str, float]:
+def _count(runtime: Runtime, principal: Principal) -> int:
+    store: Store = runtime.store
+    return store.count_memories(
+        principal.workspace_id, runtime.contexts.resolve(principal, CONTEXT).id
+    )
+
+
+def _build_vector_graph(runtime: Runtime, principals: Sequence[Principal]) -> dict[str, float]:
     """SQLite builds a large context's HNSW graph in the background on its first search, and
-    answers exactly until then: build it here, timed, so the latencies are the steady state's
-    (as PostgreSQL's index build is timed after its bulk load)."""
+    answers exactly until then: build them here, timed, so the latencies are the steady
+    state's (as PostgreSQL's index build is timed after its bulk load)."""
     build = getattr(runtime.store, "build_vector_graph", None)
     if build is None:
         return {}
-    context_id = runtime.contexts.resolve(principal, CONTEXT).id
     began = time.perf_counter()
-    if not build(principal.workspace_id, context_id):
+    built = [
+        build(principal.workspace_id, runtime.contexts.resolve(principal, CONTEXT).id)
+        for principal in principals
+    ]
+    if not any(built):
         return {}
     return {"graph_build_s": round(time.perf_counter() - began, 1)}
 
@@ -225,14 +284,24 @@ def _time_pinned(
 
 
 def _time_queries(
-    runtime: Runtime, principal: Principal, queries: Sequence[str], legs: Sequence[str]
+    runtime: Runtime,
+    principals: Sequence[Principal],
+    queries: Sequence[str],
+    legs: Sequence[str],
 ) -> dict[str, float]:
-    """Latency summary over ``queries`` after ``WARMUP`` untimed ones (first one reported)."""
+    """Latency summary over ``queries`` after ``WARMUP`` untimed ones (first one reported);
+    query i goes to workspace i mod W (warm-ups to the last workspaces, which the timed
+    queries reach last)."""
     if not queries:
         return {"n": 0}
     first_ms = 0.0
     for i in range(WARMUP):
-        _, ms = timed_recall(runtime, principal, CONTEXT, queries[i % len(queries)], SCALE_K, legs)
+        tenant = principals[-1 - i % len(principals)]
+        query = queries[i % len(queries)]
+        _, ms = timed_recall(runtime, tenant, CONTEXT, query, SCALE_K, legs)
         first_ms = ms if i == 0 else first_ms
-    samples = [timed_recall(runtime, principal, CONTEXT, q, SCALE_K, legs)[1] for q in queries]
+    samples = [
+        timed_recall(runtime, principals[i % len(principals)], CONTEXT, q, SCALE_K, legs)[1]
+        for i, q in enumerate(queries)
+    ]
     return {**latency_summary(samples), "first_ms": round(first_ms, 2)}

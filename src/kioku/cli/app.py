@@ -95,6 +95,13 @@ def bench(
     scale_only: bool = typer.Option(
         False, "--scale-only", help="Only the --scale runs (no LoCoMo/JSQuAD retrieval arms)."
     ),
+    workspaces: int = typer.Option(
+        1,
+        "--workspaces",
+        min=1,
+        help="Spread each --scale N over this many workspaces (one context each, queries "
+        "spread over them) instead of one context.",
+    ),
 ) -> None:
     """Run the retrieval + latency benchmark (LoCoMo, JSQuAD) with BM25/vector/hybrid arms."""
     from kioku.benchmark.backend import BACKENDS
@@ -113,4 +120,5 @@ def bench(
         backend=backend,
         postgres_url=postgres_url,
         scale_only=scale_only,
+        workspaces=workspaces,
     )

@@ -81,12 +81,20 @@ class SearchConfig(InputModel):
     vector_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
     graph_boost: float = Field(default=0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     """Mix graph neighbours of the top results into the ranking (0: off; see docs/graph.md)."""
+    leg_trust: Literal["fixed", "sharpness"] = "sharpness"
+    """``sharpness``: the lexical leg's weight follows how far its best hit stands out from
+    the rest of its hits (``kioku.search.leg_trust``); ``fixed``: the weights as set."""
     thread_weight: float = Field(default=0.2, ge=0.0, le=1.0, allow_inf_nan=False)
     """Share of a memory's thread neighbours' scores added to its own (0: off; see
     docs/concepts.md, *Threads*)."""
     thread_score_weight: float = Field(default=0.26, ge=0.0, le=1.0, allow_inf_nan=False)
     """Share of the gap to the best score among its thread's candidates that a memory's score
     closes (0: off; see docs/concepts.md, *Threads*)."""
+    language_calibration: Literal["centered", "shifted", "off"] = "centered"
+    """How recall compares vector scores of memories in different languages when a context
+    holds more than one (docs/concepts.md, *Memories in more than one language*): ``centered``
+    removes each language's mean direction, ``shifted`` only subtracts most of its offset,
+    ``off`` reads the legs as if every memory were in the query's language."""
 
 
 class Context(BaseModel):

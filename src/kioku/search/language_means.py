@@ -1,5 +1,8 @@
 """Putting vector scores across languages on one scale: each language's mean direction.
 
+Two ways, chosen per context by ``search_config.language_calibration`` (docs/concepts.md):
+``centered`` (the default, ``centre``) and ``shifted`` (``calibrate``, the first one).
+
 A multilingual embedder places every memory of one language near that language's mean
 direction, so the cosine between a query and a memory carries a term that depends only on the
 memory's language, whatever it says: with multilingual-e5, any Japanese memory scores higher
@@ -12,14 +15,22 @@ language ``L`` scores ``q·d − q·μ_L`` (``μ_L`` the mean vector of ``L``), 
 that scores stay on the scale of a same-language match. Within one language this is a constant
 shift: a context in a single language ranks exactly as before.
 
-``μ_L`` is measured per embedder on built-in parallel sentences (``kioku.search.parallel``),
-once per process, the first time a recall meets more than one language.
+``centered`` goes further: it removes the language's mean direction from the memory *and*
+the query language's mean query direction from the query, and scores their dot product
+``(q − ν_Q)·(d − μ_L)`` (``ν_Q`` the mean query vector of the query's language): the memory's
+own pull towards "any text of the query's language", ``ν_Q·d``, is taken away too, which the
+shift cannot do since it depends on the memory. Within one language this is no longer a
+constant shift, so it only runs where the candidates span languages (as the shift does).
+
+``μ_L`` and ``ν_L`` are measured per embedder on built-in parallel sentences
+(``kioku.search.parallel``), once per process, the first time a recall meets more than one
+language.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -33,27 +44,73 @@ SHIFT = 0.75
 where one language's memories far outnumber the other's (the best of many shifted scores
 wins); three quarters was chosen on a development probe and the golden set's japanese and
 cross-lingual buckets, with both bundled runtimes (docs/embedders.md)."""
-_MEANS: dict[str, dict[Language, np.ndarray]] = {}
+_MEANS: dict[tuple[str, str], dict[Language, np.ndarray]] = {}
 _LOCK = threading.Lock()
 
 
 def language_means(embedder: Embedder) -> dict[Language, np.ndarray]:
     """The mean memory vector of each language the parallel sentences cover (English stands
     for ``other``), measured once per embedder model and kept."""
-    cached = _MEANS.get(embedder.name)
+    return _measured(embedder, "passage", embedder.embed_documents)
+
+
+def query_means(embedder: Embedder) -> dict[Language, np.ndarray]:
+    """The same for the sentences embedded as queries (``ν_L``): a query-side model such as
+    multilingual-e5 places queries and passages of one language in different directions."""
+
+    def embed_queries(texts: Sequence[str]) -> np.ndarray:
+        return np.stack([embedder.embed_query(text) for text in texts])
+
+    return _measured(embedder, "query", embed_queries)
+
+
+def _measured(
+    embedder: Embedder, side: str, embed: Callable[[Sequence[str]], np.ndarray]
+) -> dict[Language, np.ndarray]:
+    cached = _MEANS.get((embedder.name, side))
     if cached is not None:
         return cached
     with _LOCK:
-        cached = _MEANS.get(embedder.name)
+        cached = _MEANS.get((embedder.name, side))
         if cached is None:
-            english = embedder.embed_documents([english for english, _ in PARALLEL])
-            japanese = embedder.embed_documents([japanese for _, japanese in PARALLEL])
+            english = embed([english for english, _ in PARALLEL])
+            japanese = embed([japanese for _, japanese in PARALLEL])
             measured: dict[Language, np.ndarray] = {
                 "other": english.mean(axis=0),
                 "ja": japanese.mean(axis=0),
             }
-            _MEANS[embedder.name] = cached = measured
+            _MEANS[(embedder.name, side)] = cached = measured
     return cached
+
+
+def centre(
+    hits: Sequence[ScoredId],
+    vectors: Mapping[str, np.ndarray | None],
+    languages: Mapping[str, Language],
+    query_vector: np.ndarray,
+    query_language: Language,
+    means: Mapping[Language, np.ndarray],
+    query_means: Mapping[Language, np.ndarray],
+) -> list[ScoredId]:
+    """The vector leg's hits rescored ``(q − ν_Q)·(d − μ_L)`` and re-sorted; unchanged when
+    every hit is in one language or a language involved has no mean. A hit whose vector is
+    gone (purged since the search) keeps ``q·d − q·μ_L``, its expected centred score."""
+    involved = {languages.get(hit.memory_id, query_language) for hit in hits}
+    if len(involved) < 2 or not (involved | {query_language}) <= (
+        means.keys() & query_means.keys()
+    ):
+        return list(hits)
+    query = query_vector - query_means[query_language]
+    rescored = []
+    for hit in hits:
+        mean = means[languages.get(hit.memory_id, query_language)]
+        vector = vectors.get(hit.memory_id)
+        if vector is None:
+            score = hit.score - float(query_vector @ mean)
+        else:
+            score = float(query @ (vector - mean))
+        rescored.append(ScoredId(hit.memory_id, score))
+    return sorted(rescored, key=lambda hit: -hit.score)
 
 
 def calibrate(

@@ -39,6 +39,7 @@ from kioku.search.standing import stands
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
 from kioku.service.guard import operation
+from kioku.service.hebbian import declare_edges, strengthen_edges, weaken_edges
 from kioku.service.principal import Principal
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
@@ -202,8 +203,8 @@ class Associations:
             if len(ids) < 2:
                 continue
             try:
-                self.store.strengthen_edges(
-                    workspace_id, context_id, list(combinations(ids, 2)),
+                strengthen_edges(
+                    self.store, workspace_id, context_id, list(combinations(ids, 2)),
                     self.settings.recall_rate, self.clock(),
                 )  # fmt: skip
             except Exception:  # learning is best effort; the recall's answer is not
@@ -226,12 +227,12 @@ class Associations:
             return
         now = self.clock()
         if helpful:
-            self.store.strengthen_edges(
-                workspace_id, context_id, pairs, self.settings.feedback_rate, now
+            strengthen_edges(
+                self.store, workspace_id, context_id, pairs, self.settings.feedback_rate, now
             )
         else:
-            self.store.weaken_edges(
-                workspace_id, context_id, pairs, self.settings.weaken_rate,
+            weaken_edges(
+                self.store, workspace_id, context_id, pairs, self.settings.weaken_rate,
                 self.settings.floor, now,
             )  # fmt: skip
 
@@ -253,8 +254,8 @@ class Associations:
     ) -> None:
         """Declared edges from a new memory to memories checked by ``check_links``."""
         if linked_ids:
-            self.store.declare_edges(
-                workspace_id, context_id, [(memory_id, other) for other in linked_ids],
+            declare_edges(
+                self.store, workspace_id, context_id, [(memory_id, other) for other in linked_ids],
                 self.settings.declared_weight, self.clock(),
             )  # fmt: skip
 

@@ -19,6 +19,7 @@ from kioku.models import (
 )
 from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
+from kioku.search.leg_trust import trusted_weights
 from kioku.search.past import query_tense
 from kioku.search.rerank import rerank_factor
 from kioku.search.thread_scores import thread_lift
@@ -142,13 +143,18 @@ class RecallService:
         config = SearchConfig.model_validate(scope[0].search_config)
 
         ran, query_vector = self._run_legs(scope, request, flt, depth, legs)
-        view = language_view(self.store, self.embedder, ws, request.query, query_vector, ran)
+        view = language_view(
+            self.store, self.embedder, ws, request.query, query_vector, ran,
+            config.language_calibration,
+        )  # fmt: skip
         ran = view.ran
         ranking = Ranking(ws=ws, flt=flt, depth=depth, ran=ran, crossed=view.crossed)
         weights = {
             "lexical": config.lexical_weight * view.scale.get("lexical", 1.0),
             "vector": config.vector_weight * view.scale.get("vector", 1.0),
         }
+        if config.leg_trust == "sharpness":
+            weights = trusted_weights(ran, weights)
         if config.fusion == "weighted":
             ranking.fused = fuse_weighted(ran, weights, view.blind)
         else:

@@ -1,10 +1,14 @@
 """Recall across languages: what the legs' results mean when a context holds more than one.
 
 Three corrections, all no-ops when every vector candidate is in the query's language (so a
-context in one language ranks exactly as without them):
+context in one language ranks exactly as without them), all off with the context's
+``search_config.language_calibration: off``:
 
-- the vector leg's scores are calibrated per memory language (``kioku.search.language_means``)
-  so that a memory does not win on sharing the query's language;
+- the vector leg's scores are put on one scale across memory languages
+  (``kioku.search.language_means``: ``centered`` by default, or the older ``shifted``) so that
+  a memory does not win on sharing the query's language; with ``centered``, a memory in the
+  query's language that shares words with it also loses part of its vector score for them
+  (``kioku.search.language_overlap``): the lexical leg already counts those words;
 - the lexical leg abstains on the vector leg's best memory when that one is in a language
   whose script the query does not use at all, instead of voting 0 for it: it cannot match
   words across that line, so its silence says nothing
@@ -21,15 +25,26 @@ It also tells whether the legs disagree across languages (the vector leg ranks a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
 from kioku.embeddings.base import Embedder
 from kioku.search.language import HEAD_CHARS, Language, language_of, readable_languages
-from kioku.search.language_means import calibrate, language_means, offsets_for
+from kioku.search.language_means import (
+    calibrate,
+    centre,
+    language_means,
+    offsets_for,
+    query_means,
+)
+from kioku.search.language_overlap import discount_shared_words
 from kioku.storage.base import Store
 from kioku.storage.records import ScoredId
 
+Calibration = Literal["centered", "shifted", "off"]
+"""``search_config.language_calibration``: how the vector leg's scores are put on one scale
+across languages, or ``off`` (no language-aware reading at all, as before issue 17)."""
 ABSTAIN_DEPTH = 1
 """The lexical leg abstains on the vector leg's best memory only. Abstaining on every memory
 it cannot read floods a query with the other language's memories when that language holds
@@ -62,18 +77,24 @@ def language_view(
     query: str,
     query_vector: np.ndarray | None,
     ran: dict[str, list[ScoredId]],
+    calibration: Calibration = "centered",
 ) -> LanguageView:
     """Read the legs with the candidates' languages in mind (see the module docstring)."""
     vector = ran.get("vector")
-    if not vector or embedder is None or query_vector is None:
+    if not vector or embedder is None or query_vector is None or calibration == "off":
         return LanguageView(ran)
     lexical = ran.get("lexical", [])
     query_language = language_of(query)
     languages = _languages(store, workspace_id, vector)
     if all(language == query_language for language in languages.values()):
         return LanguageView(ran)
-    offsets = offsets_for(query_vector, language_means(embedder))
-    calibrated = {**ran, "vector": calibrate(vector, languages, query_language, offsets)}
+    calibrated = {
+        **ran,
+        "vector": _calibrated(
+            store, embedder, workspace_id, query_vector, query_language, vector, languages,
+            calibration,
+        ),
+    }  # fmt: skip
     view = LanguageView(calibrated)
     if "lexical" in ran:
         found = {hit.memory_id for hit in lexical}
@@ -96,7 +117,38 @@ def language_view(
             and languages.get(hit.memory_id, query_language) != query_language
             for hit in best[:CROSS_DEPTH]
         )
+    if calibration == "centered" and lexical:
+        # After the rules above, which read the vector leg's own judgement of meaning: this
+        # only keeps fusion from counting shared words in both legs.
+        view.ran = {
+            **calibrated,
+            "vector": discount_shared_words(
+                calibrated["vector"], lexical, languages, query_language
+            ),
+        }
     return view
+
+
+def _calibrated(
+    store: Store,
+    embedder: Embedder,
+    workspace_id: str,
+    query_vector: np.ndarray,
+    query_language: Language,
+    vector: list[ScoredId],
+    languages: dict[str, Language],
+    calibration: Calibration,
+) -> list[ScoredId]:
+    """The vector leg's hits on one scale across languages (``language_means``)."""
+    means = language_means(embedder)
+    if calibration == "shifted":
+        offsets = offsets_for(query_vector, means)
+        return calibrate(vector, languages, query_language, offsets)
+    signals = store.version_signals(workspace_id, [hit.memory_id for hit in vector])
+    vectors = {memory_id: signal.vector for memory_id, signal in signals.items()}
+    return centre(
+        vector, vectors, languages, query_vector, query_language, means, query_means(embedder)
+    )
 
 
 def _languages(store: Store, workspace_id: str, hits: list[ScoredId]) -> dict[str, Language]:

@@ -21,8 +21,8 @@ class DatabaseUnreachableError(ValueError):
     tried and what to check, in place of the driver's traceback."""
 
 
-def open_store(url: str) -> Store:
-    """Open (and migrate) the database at ``url``."""
+def open_store(url: str, *, pool_size: int = 10) -> Store:
+    """Open (and migrate) the database at ``url``; ``pool_size``: PostgreSQL's connections."""
     if url.startswith("sqlite:"):
         from kioku.storage.sqlite import SQLiteStore
 
@@ -32,7 +32,7 @@ def open_store(url: str) -> Store:
         from kioku.storage.postgres import PostgresStore, unreachable_reason
 
         try:
-            return PostgresStore(url)
+            return PostgresStore(url, max_connections=pool_size)
         except Exception as exc:
             reason = unreachable_reason(exc)
             if reason is None:

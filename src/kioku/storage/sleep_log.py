@@ -7,22 +7,21 @@ same connection; its SQL is in ``shared/sleep.py`` but for the memory writes, wh
 engine's own full-text and vector indexes in step). Every change a run makes is written *in the same
 transaction* as the action that logs it, with the exact values before and after, so a crash
 between two actions leaves a store where every logged change happened and nothing else did,
-and a rollback can put each value back. The rules over this handle are in
-``storage/sleep.py`` (logging) and ``service/sleep/rollback.py`` (undoing).
+and a rollback can put each value back. The rules over this handle are above storage, in
+``service/sleep/log.py`` (logging) and ``service/sleep/rollback.py`` (undoing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import numpy as np
 
-from kioku.storage.graph import EdgeTransaction, GraphWrites
-from kioku.storage.records import EdgeChange, EdgeRow, MemoryRow, NewMemory
+from kioku.storage.graph import EdgeTransaction
+from kioku.storage.records import EdgeRow, MemoryRow, NewMemory
 
 RUN_STATUSES = ("running", "done", "failed", "rolled_back")
 MEMORY_FIELDS = ("superseded_by", "tags", "importance", "updated_at")
@@ -108,36 +107,6 @@ def edge_from_json(workspace_id: str, data: dict[str, Any]) -> EdgeRow:
     return EdgeRow(workspace_id=workspace_id, **{**data, "weight": float(data["weight"]), **times})
 
 
-class EdgeHandle(Protocol):
-    """The graph's write primitives over the caller's open transaction."""
-
-    def set_edges(self, workspace_id: str, rows: Sequence[EdgeRow]) -> list[EdgeChange]: ...
-
-    def delete_edges(
-        self, workspace_id: str, pairs: Sequence[tuple[str, str]]
-    ) -> list[EdgeChange]: ...
-
-    def move_edges(
-        self, workspace_id: str, from_id: str, to_id: str, now: datetime
-    ) -> list[EdgeChange]: ...
-
-
-class _EdgesOn(GraphWrites):
-    """The graph's write rules over a transaction that is already open (Sleep's own)."""
-
-    def __init__(self, tx: EdgeTransaction) -> None:
-        self._tx = tx
-
-    def _edge_transaction(self, workspace_id: str) -> AbstractContextManager[EdgeTransaction]:
-        return nullcontext(self._tx)
-
-
-def edges_on(tx: EdgeTransaction) -> EdgeHandle:
-    """``GraphWrites`` running inside the caller's transaction, so an edge change and the
-    action logging it commit together."""
-    return _EdgesOn(tx)
-
-
 class SleepTransaction(Protocol):
     """One write transaction on one workspace's Sleep log and memories (a backend's handle)."""
 
@@ -177,8 +146,8 @@ class SleepTransaction(Protocol):
 
     def purge_memory(self, memory_id: str) -> None: ...
 
-    def edges(self) -> EdgeHandle:
-        """The association graph's writes, on this same transaction."""
+    def edges(self) -> EdgeTransaction:
+        """The association graph's edge handle, on this same transaction."""
         ...
 
     def edge(self, source_id: str, target_id: str) -> EdgeRow | None:

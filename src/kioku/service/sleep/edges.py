@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from kioku.service.sleep.log import sleep_write_edges
 from kioku.service.sleep.runner import RunContext
 from kioku.storage.records import EdgeRow
 
@@ -31,8 +32,8 @@ def decay_edges(run: RunContext) -> dict[str, Any]:
 
     def flush() -> None:
         if rows or deletions:
-            run.store.sleep_write_edges(
-                run.workspace_id, run.run_id, "edges", rows, deletions, run.now
+            sleep_write_edges(
+                run.store, run.workspace_id, run.run_id, "edges", rows, deletions, run.now
             )
             rows.clear()
             deletions.clear()

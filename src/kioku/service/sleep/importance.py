@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from kioku.service.sleep.log import sleep_set_importance
 from kioku.service.sleep.rules import is_pinned
 from kioku.service.sleep.runner import RunContext
 from kioku.storage.records import MemoryFilter
@@ -50,7 +51,7 @@ def rescore_importance(run: RunContext) -> dict[str, Any]:
         if abs(value - row.importance) >= 0.001:
             changes.append((row.id, value))
     for start in range(0, len(changes), 200):
-        run.store.sleep_set_importance(
-            ws, run.run_id, "importance", changes[start : start + 200], run.now
+        sleep_set_importance(
+            run.store, ws, run.run_id, "importance", changes[start : start + 200], run.now
         )
     return {"considered": len(rows), "rescored": len(changes)}

@@ -29,6 +29,7 @@ from kioku.models.base import MAX_SUMMARY_CHARS
 from kioku.service.memories import judge_instructions
 from kioku.service.sleep.config import LLMConfig
 from kioku.service.sleep.llm import SYSTEM, ChatModel, fence, labelled
+from kioku.service.sleep.log import sleep_insert_memory, sleep_write_edges
 from kioku.service.sleep.merge import candidates, merge_pair, similar_pairs
 from kioku.service.sleep.rules import refusal
 from kioku.service.sleep.runner import Phase, RunContext
@@ -185,7 +186,7 @@ def _link(run: RunContext, batch: dict[str, MemoryRow], pairs: list[Pair], weigh
     existing = {e.pair for e in run.store.edges_touching(run.workspace_id, [p[0] for p in rows])}
     new = [row for pair, row in sorted(rows.items()) if pair not in existing]
     if new:
-        run.store.sleep_write_edges(run.workspace_id, run.run_id, "llm_edges", new, [], run.now)
+        sleep_write_edges(run.store, run.workspace_id, run.run_id, "llm_edges", new, [], run.now)
     return len(new)
 
 
@@ -268,8 +269,8 @@ def _write_summary(run: RunContext, answer: Summary, sources: list[MemoryRow]) -
         )
         for source in sources
     ]  # fmt: skip
-    run.store.sleep_insert_memory(
-        run.workspace_id, run.run_id, "llm_summary", row, edges, run.now,
+    sleep_insert_memory(
+        run.store, run.workspace_id, run.run_id, "llm_summary", row, edges, run.now,
         note=f"summary of {len(sources)} memories",
     )  # fmt: skip
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from kioku.service.sleep.log import sleep_merge
 from kioku.service.sleep.rules import is_pinned, newer_first, refusal
 from kioku.service.sleep.runner import RunContext
 from kioku.storage.records import MemoryRow
@@ -53,8 +54,16 @@ def merge_pair(run: RunContext, phase: str, a: MemoryRow, b: MemoryRow, note: st
         run.reject(phase, f"{a.id}|{b.id}", reason)
         return False
     winner, loser = newer_first(a, b)
-    actions = run.store.sleep_merge(
-        run.workspace_id, run.run_id, phase, loser.id, winner.id, run.now, run.tokens_of, note
+    actions = sleep_merge(
+        run.store,
+        run.workspace_id,
+        run.run_id,
+        phase,
+        loser.id,
+        winner.id,
+        run.now,
+        run.tokens_of,
+        note,
     )
     return bool(actions)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from kioku.errors import ConflictError, NotFoundError
+from kioku.service.graph_writes import delete_edges, set_edges, within
 from kioku.storage.sleep import SleepStore
 from kioku.storage.sleep_log import (
     SleepActionRow,
@@ -129,7 +130,7 @@ def _undo_edge(tx: SleepTransaction, action: SleepActionRow) -> str | None:
     if edge_json(tx.edge(source_id, target_id)) != action.after:
         return "edge changed since"
     if action.before is None:
-        graph.delete_edges(ws, [(source_id, target_id)])
-    elif not graph.set_edges(ws, [edge_from_json(ws, action.before)]):
+        delete_edges(within(graph), ws, [(source_id, target_id)])
+    elif not set_edges(within(graph), ws, [edge_from_json(ws, action.before)]):
         return "edge end purged since"
     return None

@@ -17,6 +17,7 @@ from typing import Any
 from kioku.service import telemetry
 from kioku.service.memories import lexical_text
 from kioku.service.sleep.config import SleepConfig
+from kioku.service.sleep.log import log_sleep_action, start_sleep_run
 from kioku.storage.base import Store
 from kioku.storage.records import ContextRow
 from kioku.storage.sleep import SleepRunRow
@@ -41,8 +42,8 @@ class RunContext:
 
     def reject(self, phase: str, target: str, reason: str, proposal: Any = None) -> None:
         """Log a proposal the rules refused (nothing changes)."""
-        self.store.log_sleep_action(
-            self.workspace_id, self.run_id, phase, "rejected", target, self.now,
+        log_sleep_action(
+            self.store, self.workspace_id, self.run_id, phase, "rejected", target, self.now,
             after=proposal, note=reason,
         )  # fmt: skip
         counts = self.summary.setdefault("rejected", {})
@@ -69,7 +70,8 @@ def run_sleep(
     """
     run_id = str(uuid.uuid4())
     now = clock()
-    store.start_sleep_run(
+    start_sleep_run(
+        store,
         workspace_id,
         SleepRunRow(run_id, workspace_id, context.id, "running", trigger, now),
         now - config.stale_after,

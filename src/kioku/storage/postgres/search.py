@@ -32,15 +32,7 @@ Then the top k is exact BM25's (ties aside); otherwise a memory sharing nothing 
 words with the query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo
 and JSQuAD benchmarks) stay under the budget and score every candidate.
 
-Vector leg: cosine (``<=>``) among the live, embedded memories of the contexts whose recorded
-dimension matches the query's; score = 1 - distance, ties broken by id. Exact when at most
-``EXACT_MAX`` rows are in scope (a bounded count decides): small contexts, small tenants in a
-big table, narrow filters, and every contract test. Above that, the HNSW index of the
-query's dimension (one partial expression index per dimension, see ``embeddings.py``) with
-pgvector's iterative scan, so the workspace / context / live / filter conditions still get
-``limit`` rows; should the scan give up first (``MAX_SCAN_TUPLES``) or the index be missing,
-the exact search answers instead. Approximate means a near neighbour may be missed: recall@10
-against exact is measured in tests/storage/test_postgres_hnsw.py.
+Vector leg: see ``vector_leg.py``.
 """
 
 from __future__ import annotations
@@ -50,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any, LiteralString
 
 import numpy as np
-from psycopg import Connection, sql
+from psycopg import Connection
 from psycopg.rows import DictRow
 
 from kioku.storage.lexical_cutoff import candidate_terms as shared_candidate_terms
@@ -58,13 +50,12 @@ from kioku.storage.lexical_cutoff import completing_groups, expected_matches
 from kioku.storage.postgres.codec import (
     encode_tsquery,
     encode_tsquery_groups,
-    encode_vector,
     lexeme,
 )
 from kioku.storage.postgres.connection import PostgresDatabase
-from kioku.storage.postgres.embeddings import vector_index_exists
 from kioku.storage.postgres.filters import filter_sql
 from kioku.storage.postgres.lexical_stats import corpus_stats
+from kioku.storage.postgres.vector_leg import vector_search
 from kioku.storage.records import MemoryFilter, ScoredId
 
 K1 = 1.2
@@ -78,15 +69,6 @@ CERTIFICATE_BUDGET = 5_000
 run, and the cutoff's answer stands)."""
 MAX_GROUPS = 32
 """At most this many sets of left-out terms in the certificate's second search."""
-
-EXACT_MAX = 10_000
-"""Up to this many rows in scope the vector leg is exact (as before HNSW, and as SQLite's
-index is): sorting them costs little, and a small tenant in a big table is exactly the case
-where a filtered graph walk has to skip most of what it visits."""
-EF_SEARCH = 100
-"""HNSW candidate list (``hnsw.ef_search``), at least the number of rows asked for."""
-MAX_SCAN_TUPLES = 20_000
-"""How far an iterative scan may go before giving up (pgvector's default)."""
 
 
 def idf(n: int, df: int) -> float:
@@ -138,94 +120,7 @@ class PostgresSearchLane:
         flt: MemoryFilter,
         limit: int,
     ) -> list[ScoredId]:
-        if not context_ids or limit <= 0:
-            return []
-        dim = int(query.shape[0])
-        # Superseded memories are left out unless asked for, as on SQLite.
-        where, params = filter_sql(workspace_id, context_ids, flt)
-        with self.db.transaction(workspace_id) as conn:
-            # Only contexts embedded at the query's dimension: <=> refuses mixed dimensions.
-            same_dim = [
-                row["id"]
-                for row in conn.execute(
-                    "SELECT id FROM contexts WHERE workspace_id = %s AND id = ANY(%s) "
-                    "AND embedding_dim = %s",
-                    (workspace_id, list(context_ids), dim),
-                )
-            ]
-            if not same_dim:
-                return []
-            scope = sql.SQL(where + " AND m.context_id = ANY(%s) AND m.deleted_at IS NULL "
-                            "AND m.embedding_status = 'ready'")  # fmt: skip
-            scope_params = [*params, same_dim]
-            vector = encode_vector(query)
-            rows = None
-            if self._scope_is_large(conn, scope, scope_params):
-                rows = self._approximate(conn, scope, scope_params, vector, dim, limit)
-            if rows is None:
-                rows = conn.execute(
-                    sql.SQL(
-                        "SELECT m.id, m.embedding <=> %s::vector AS distance FROM memories m "
-                        'WHERE {scope} ORDER BY distance, m.id COLLATE "C" LIMIT %s'
-                    ).format(scope=scope),
-                    (vector, *scope_params, limit),
-                ).fetchall()
-        return [ScoredId(row["id"], 1.0 - float(row["distance"])) for row in rows]
-
-    @staticmethod
-    def _scope_is_large(conn: Connection[DictRow], scope: sql.SQL, params: list[Any]) -> bool:
-        """More than ``EXACT_MAX`` rows to search? Counts at most one more than that."""
-        row = conn.execute(
-            sql.SQL(
-                "SELECT count(*) AS n FROM (SELECT 1 FROM memories m WHERE {scope} LIMIT %s) s"
-            ).format(scope=scope),
-            (*params, EXACT_MAX + 1),
-        ).fetchone()
-        return row is not None and row["n"] > EXACT_MAX
-
-    @staticmethod
-    def _approximate(
-        conn: Connection[DictRow],
-        scope: sql.SQL,
-        params: list[Any],
-        vector: str,
-        dim: int,
-        limit: int,
-    ) -> list[DictRow] | None:
-        """The HNSW search, re-sorted here; ``None`` when it cannot stand in for the exact
-        search: no index for ``dim``, or fewer than ``limit`` rows came back (a filter so
-        narrow that the iterative scan gave up first)."""
-        if not vector_index_exists(conn, dim):
-            return None
-        hnsw_settings(conn, limit)
-        rows = conn.execute(hnsw_statement(scope, dim), (vector, *params, limit)).fetchall()
-        if len(rows) < limit:
-            return None
-        # Relaxed order: nearly sorted by distance; ties by id as the exact path orders them.
-        return sorted(rows, key=lambda row: (row["distance"], row["id"].encode()))
-
-
-def hnsw_settings(conn: Connection[DictRow], limit: int) -> None:
-    """pgvector's scan settings for this transaction: an iterative scan (filters still get
-    ``limit`` rows), relaxed order (better recall; re-sorted by the caller), a candidate list
-    of at least ``limit``."""
-    conn.execute(
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-        "set_config('hnsw.ef_search', %s, true), set_config('hnsw.max_scan_tuples', %s, true)",
-        (str(max(limit, EF_SEARCH)), str(MAX_SCAN_TUPLES)),
-    )
-
-
-def hnsw_statement(scope: sql.Composable, dim: int) -> sql.Composed:
-    """The approximate search. The cast and the ``vector_dims`` predicate spell the index's
-    expression and WHERE clause exactly, with the dimension as a literal (a parameter would
-    not prove the partial index's predicate), so the planner can use it (see embeddings.py).
-    Parameters: the query vector, the scope's parameters, the limit."""
-    return sql.SQL(
-        "SELECT m.id, m.embedding::vector({dim}) <=> %s::vector({dim}) AS distance "
-        "FROM memories m WHERE {scope} AND vector_dims(m.embedding) = {dim} "
-        "ORDER BY distance LIMIT %s"
-    ).format(dim=sql.Literal(dim), scope=scope)
+        return vector_search(self.db, workspace_id, context_ids, query, flt, limit)
 
 
 class _Scoring:

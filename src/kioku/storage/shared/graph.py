@@ -1,5 +1,5 @@
 """The association graph's SQL, written once: ``memory_edges`` reads, and the edge transaction
-the write rules (``storage/graph.py``) run over.
+the write rules (``service/hebbian.py``, ``service/graph_writes.py``) run over.
 
 Graph writes of one workspace are serialized: each write reads the current weights, computes
 the new ones in Python and writes them back, so two concurrent recalls strengthening the same
@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from kioku.storage.graph import EdgeEnd, GraphWrites, Pair
+from kioku.storage.graph import EdgeEnd, Pair
 from kioku.storage.records import EdgeRow
 from kioku.storage.shared.database import Database, Dialect, Transaction, record
 
@@ -119,14 +119,17 @@ class EdgeSql:
             )
 
 
-class GraphStore(GraphWrites, Protocol):
-    """The association graph, written once for both backends: the write rules of
-    ``GraphWrites`` over ``EdgeSql``, and the reads recall and the API need."""
+class GraphStore(Protocol):
+    """The association graph, written once for both backends: the edge transaction the write
+    rules (``service/hebbian.py``, ``service/graph_writes.py``) run over, and the reads
+    recall and the API need."""
 
     sql: Database
 
     @contextmanager
-    def _edge_transaction(self, workspace_id: str) -> Iterator[EdgeSql]:
+    def edge_transaction(self, workspace_id: str) -> Iterator[EdgeSql]:
+        """A write transaction on the workspace's edges, serialized with other graph writes
+        (and Sleep)."""
         with self.sql.write(workspace_id) as tx:
             lock_graph(tx, self.sql.dialect, workspace_id)
             yield EdgeSql(tx, self.sql.dialect, workspace_id)

@@ -14,7 +14,7 @@ from kioku.storage.records import EdgeRow, MemoryRow
 from kioku.storage.shared.database import Cursor, Database, Transaction, record
 from kioku.storage.shared.graph import EdgeSql
 from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row
-from kioku.storage.sleep_log import MEMORY_FIELDS, EdgeHandle, SleepActionRow, SleepRunRow, edges_on
+from kioku.storage.sleep_log import MEMORY_FIELDS, SleepActionRow, SleepRunRow
 
 _RUN_COLUMNS = (
     "id, workspace_id, context_id, status, trigger, started_at, finished_at, rolled_back_at, "
@@ -141,8 +141,8 @@ class SleepSql:
             (self.workspace_id, memory_id),
         ).fetchone()
 
-    def edges(self) -> EdgeHandle:
-        return edges_on(EdgeSql(self.tx, self.d, self.workspace_id))
+    def edges(self) -> EdgeSql:
+        return EdgeSql(self.tx, self.d, self.workspace_id)
 
     def edge(self, source_id: str, target_id: str) -> EdgeRow | None:
         found = EdgeSql(self.tx, self.d, self.workspace_id).edges_of_pairs([(source_id, target_id)])

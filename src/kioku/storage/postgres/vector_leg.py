@@ -1,0 +1,128 @@
+"""The vector leg on PostgreSQL: pgvector cosine, exact or through the HNSW index, in one
+statement (one round trip after the transaction's scope).
+
+Cosine (``<=>``) among the live, embedded memories of the contexts whose recorded dimension
+matches the query's; score = 1 - distance, ties broken by id. One statement decides and
+searches:
+
+* ``dims``: the asked contexts embedded at the query's dimension (``<=>`` refuses mixed
+  dimensions);
+* ``large``: more than ``EXACT_MAX`` rows in scope? (a bounded count). Up to that many the
+  search is exact: sorting them costs little, and a small tenant in a big table, or a narrow
+  filter, is exactly the case where a filtered graph walk has to skip most of what it visits;
+* ``approximate``: only when ``large``, the HNSW index of the query's dimension (one partial
+  expression index per dimension, see ``embeddings.py``) with pgvector's iterative scan, so
+  the workspace / context / live / filter conditions still get ``limit`` rows;
+* the exact search runs only when ``approximate`` returned fewer than ``limit`` rows: a small
+  scope, a filter so narrow that the iterative scan gave up first (``MAX_SCAN_TUPLES``), or no
+  index (the approximate branch is then an exact scan already, and answers).
+
+The pgvector settings (``SETTINGS``: ``hnsw.ef_search``, ``hnsw.iterative_scan``,
+``hnsw.max_scan_tuples``) are set for the transaction by the statement that sets its scope
+(``PostgresDatabase.transaction(settings=...)``). Approximate means a near neighbour may be
+missed: recall@10 against exact, with filters, is measured in
+tests/storage/test_postgres_hnsw.py and docs/benchmarks-postgres-scale.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, LiteralString
+
+import numpy as np
+from psycopg import sql
+
+from kioku.storage.postgres.codec import encode_vector
+from kioku.storage.postgres.connection import PostgresDatabase
+from kioku.storage.postgres.filters import filter_sql
+from kioku.storage.records import MemoryFilter, ScoredId
+
+EXACT_MAX = 10_000
+"""Up to this many rows in scope the vector leg is exact (as SQLite's index is)."""
+EF_SEARCH = 100
+"""HNSW candidate list (``hnsw.ef_search``), at least the number of rows asked for."""
+ITERATIVE_SCAN = "relaxed_order"
+"""pgvector 0.8's iterative scan: filters still get ``limit`` rows; relaxed order (better
+recall than strict, per pgvector's README) is re-sorted here."""
+MAX_SCAN_TUPLES = 20_000
+"""How far an iterative scan may go before giving up (pgvector's default)."""
+
+
+def hnsw_settings(limit: int) -> dict[str, str]:
+    """pgvector's scan settings for one search of ``limit`` rows (transaction-local)."""
+    return {
+        "hnsw.iterative_scan": ITERATIVE_SCAN,
+        "hnsw.ef_search": str(max(limit, EF_SEARCH)),
+        "hnsw.max_scan_tuples": str(MAX_SCAN_TUPLES),
+    }
+
+
+def vector_statement(where: LiteralString, dim: int) -> sql.Composed:
+    """The whole leg as one statement (see the module doc). ``where`` is ``filter_sql``'s
+    clause. The cast and the ``vector_dims`` predicate spell the index's expression and WHERE
+    clause exactly, with the dimension as a literal (a parameter would not prove the partial
+    index's predicate), so the planner can use it. Parameters: ``vector_parameters``."""
+    scope = sql.SQL(
+        where + " AND m.context_id = ANY((SELECT ids FROM dims)::text[]) AND m.deleted_at IS NULL "
+        "AND m.embedding_status = 'ready' AND vector_dims(m.embedding) = {dim}"
+    ).format(dim=sql.Literal(dim))
+    return sql.SQL(
+        "WITH dims AS (SELECT coalesce(array_agg(c.id), '{{}}') AS ids FROM contexts c "
+        "WHERE c.workspace_id = %s AND c.id = ANY(%s) AND c.embedding_dim = {dim}), "
+        "large AS (SELECT count(*) > {exact_max} AS yes FROM "
+        "(SELECT 1 FROM memories m WHERE {scope} LIMIT {exact_max_1}) s), "
+        "approximate AS MATERIALIZED (SELECT m.id, "
+        "m.embedding::vector({dim}) <=> %s::vector({dim}) AS distance FROM memories m "
+        "WHERE (SELECT yes FROM large) AND {scope} ORDER BY distance LIMIT %s), "
+        "found AS (SELECT count(*) AS n FROM approximate) "
+        "SELECT id, distance FROM approximate WHERE (SELECT n FROM found) >= %s "
+        "UNION ALL "
+        "(SELECT m.id, m.embedding <=> %s::vector AS distance FROM memories m "
+        "WHERE (SELECT n FROM found) < %s AND {scope} "
+        'ORDER BY distance, m.id COLLATE "C" LIMIT %s)'
+    ).format(
+        dim=sql.Literal(dim),
+        exact_max=sql.Literal(EXACT_MAX),
+        exact_max_1=sql.Literal(EXACT_MAX + 1),
+        scope=scope,
+    )
+
+
+def vector_parameters(
+    workspace_id: str,
+    context_ids: Sequence[str],
+    filter_params: Sequence[Any],
+    vector: str,
+    limit: int,
+) -> list[Any]:
+    """``vector_statement``'s parameters, in order."""
+    return [
+        workspace_id, list(context_ids),  # dims
+        *filter_params,  # large
+        vector, *filter_params, limit,  # approximate
+        limit,  # approximate enough?
+        vector, limit, *filter_params, limit,  # exact
+    ]  # fmt: skip
+
+
+def vector_search(
+    db: PostgresDatabase,
+    workspace_id: str,
+    context_ids: Sequence[str],
+    query: np.ndarray,
+    flt: MemoryFilter,
+    limit: int,
+) -> list[ScoredId]:
+    """The leg: at most ``limit`` memories by cosine to ``query``, best first."""
+    if not context_ids or limit <= 0:
+        return []
+    dim = int(query.shape[0])
+    # Superseded memories are left out unless asked for, as on SQLite.
+    where, params = filter_sql(workspace_id, context_ids, flt)
+    statement = vector_statement(where, dim)
+    arguments = vector_parameters(workspace_id, context_ids, params, encode_vector(query), limit)
+    with db.transaction(workspace_id, settings=hnsw_settings(limit)) as conn:
+        rows = conn.execute(statement, arguments).fetchall()
+    # Relaxed order: nearly sorted by distance; ties by id as the exact branch orders them.
+    rows.sort(key=lambda row: (row["distance"], row["id"].encode()))
+    return [ScoredId(row["id"], 1.0 - float(row["distance"])) for row in rows]
