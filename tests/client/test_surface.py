@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import inspect
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Unpack, get_args, get_origin, get_type_hints
 
 import anyio
 import pytest
@@ -61,8 +62,21 @@ def test_both_clients_have_the_same_methods_with_the_same_parameters() -> None:
 def test_write_methods_take_every_field_of_their_request_model(
     method: str, model: type[BaseModel]
 ) -> None:
-    parameters = inspect.signature(getattr(Client, method)).parameters
-    assert set(model.model_fields) <= set(parameters), method
+    assert set(model.model_fields) <= keyword_names(getattr(Client, method)), method
+
+
+def keyword_names(function: Callable[..., Any]) -> set[str]:
+    """The names a method accepts, its ``**fields: Unpack[SomeTypedDict]`` spelled out."""
+    names: set[str] = set()
+    hints = get_type_hints(function, include_extras=True)
+    for name, parameter in inspect.signature(function).parameters.items():
+        if parameter.kind is not inspect.Parameter.VAR_KEYWORD:
+            names.add(name)
+            continue
+        unpacked = hints[name]
+        assert get_origin(unpacked) is Unpack, f"**{name} of {function.__name__} is not typed"
+        names |= set(get_type_hints(get_args(unpacked)[0]))
+    return names
 
 
 def test_kioku_exports_the_public_surface_only() -> None:

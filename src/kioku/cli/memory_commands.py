@@ -20,7 +20,6 @@ from kioku.cli.common import (
     count,
     print_json,
 )
-from kioku.client import UNSET, Unset
 from kioku.models import MAX_FORGET, DeliveryMode, ForgetMatch, ForgetResult, Memory, TrustTier
 
 T = TypeVar("T")
@@ -101,24 +100,13 @@ def update(
     given = {
         "summary": summary, "content": content, "type": type, "tags": tag,
         "importance": importance, "delivery_mode": delivery_mode,
-        "trigger_from": trigger_from, "trigger_until": trigger_until,
+        "trigger_from": _aware(trigger_from), "trigger_until": _aware(trigger_until),
     }  # fmt: skip
     changes = {name: value for name, value in given.items() if value is not None}
     if not changes:
         raise typer.BadParameter("give at least one field to change, e.g. --summary")
     with cli_client(url) as kioku:
-        memory = kioku.update_memory(
-            context,
-            memory_id,
-            summary=_or_unset(summary),
-            content=_or_unset(content),
-            type=_or_unset(type),
-            tags=_or_unset(tag),
-            importance=_or_unset(importance),
-            delivery_mode=_or_unset(delivery_mode),
-            trigger_from=_or_unset(_aware(trigger_from)),
-            trigger_until=_or_unset(_aware(trigger_until)),
-        )
+        memory = kioku.update_memory(context, memory_id, **changes)
     if as_json:
         print_json(memory)
     else:
@@ -128,11 +116,6 @@ def update(
 def _aware(moment: datetime | None) -> datetime | None:
     """A time typed without a zone is this machine's local time."""
     return moment.astimezone() if moment is not None and moment.tzinfo is None else moment
-
-
-def _or_unset(value: T | None) -> T | Unset:
-    """An option not given stays as it is (``UNSET``), not cleared."""
-    return UNSET if value is None else value
 
 
 def recall(

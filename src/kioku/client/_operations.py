@@ -2,14 +2,16 @@
 
 Each method builds the ``Call`` of its operation; ``@operation`` makes it a blocking method of
 ``Client`` and a coroutine method of ``AsyncClient`` (``kioku.client._dispatch``). What is sent
-follows ``kioku.client._wire``: ``None`` leaves a field out, ``UNSET`` an update's field.
+follows ``kioku.client._wire``: ``None`` leaves a field out; an update sends the fields it is
+given (``None`` as null) and ``set_state`` leaves ``ttl_seconds`` alone when it is ``UNSET``. A
+resource's fields are typed once (``ContextFields``, ``MemoryFields``) for its create and update.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from kioku.client._dispatch import operation
 from kioku.client._transport import Call, nothing
@@ -58,29 +60,49 @@ from kioku.models import (
 from kioku.models.sleep import SleepReport, SleepRollback
 
 
+class ContextFields(TypedDict, total=False):
+    """The settable fields of a context, for ``create_context`` and ``update_context``."""
+
+    description: str | None
+    trust_tier: TrustTier | None
+    sleep_mode: SleepMode | None
+    search_config: Mapping[str, Any] | None
+
+
+class ContextChanges(ContextFields, total=False):
+    """What ``update_context`` may change: the fields above and the name."""
+
+    name: str
+
+
+class MemoryFields(TypedDict, total=False):
+    """The editable fields of a memory, for ``remember`` and ``update_memory``."""
+
+    content: str | None
+    type: str | None
+    tags: Sequence[str] | None
+    importance: float | None
+    delivery_mode: DeliveryMode | None
+    trigger_from: datetime | None
+    trigger_until: datetime | None
+    source_uri: str | None
+
+
+class MemoryChanges(MemoryFields, total=False):
+    """What ``update_memory`` may change: the fields above and the summary."""
+
+    summary: str
+
+
 class Operations:
     """The methods ``Client`` and ``AsyncClient`` share, named like the REST operations."""
 
     # ------------------------------------------------------------ contexts
 
     @operation
-    def create_context(
-        self,
-        name: str,
-        *,
-        description: str | None = None,
-        trust_tier: TrustTier | None = None,
-        sleep_mode: SleepMode | None = None,
-        search_config: Mapping[str, Any] | None = None,
-    ) -> Call[Context]:
+    def create_context(self, name: str, **fields: Unpack[ContextFields]) -> Call[Context]:
         """Create a named memory space (ConflictError if the name is taken)."""
-        body = given(
-            name=name,
-            description=description,
-            trust_tier=trust_tier,
-            sleep_mode=sleep_mode,
-            search_config=search_config,
-        )
+        body = given(name=name, **fields)
         return Call("POST", path("contexts"), Context.model_validate_json, body=body)
 
     @operation
@@ -94,26 +116,10 @@ class Operations:
         return Call("GET", path("contexts", context_id), Context.model_validate_json)
 
     @operation
-    def update_context(
-        self,
-        context_id: str,
-        *,
-        name: str | Unset = UNSET,
-        description: str | Unset = UNSET,
-        trust_tier: TrustTier | Unset = UNSET,
-        sleep_mode: SleepMode | Unset = UNSET,
-        search_config: Mapping[str, Any] | Unset = UNSET,
-    ) -> Call[Context]:
-        """Change the given fields of a context."""
-        body = changed(
-            name=name,
-            description=description,
-            trust_tier=trust_tier,
-            sleep_mode=sleep_mode,
-            search_config=search_config,
-        )
+    def update_context(self, context_id: str, **changes: Unpack[ContextChanges]) -> Call[Context]:
+        """Change the given fields of a context (``None`` sets a field to null)."""
         url = path("contexts", context_id)
-        return Call("PATCH", url, Context.model_validate_json, body=body)
+        return Call("PATCH", url, Context.model_validate_json, body=changed(**changes))
 
     @operation
     def delete_context(self, context_id: str) -> Call[None]:
@@ -154,33 +160,19 @@ class Operations:
         context_id: str,
         summary: str,
         *,
-        content: str | None = None,
-        type: str | None = None,
-        tags: Sequence[str] | None = None,
-        importance: float | None = None,
-        delivery_mode: DeliveryMode | None = None,
-        trigger_from: datetime | None = None,
-        trigger_until: datetime | None = None,
-        source_uri: str | None = None,
         linked_memory_ids: Sequence[str] | None = None,
         thread: str | None = None,
         position: int | None = None,
         wait: bool = False,
+        **fields: Unpack[MemoryFields],
     ) -> Call[Memory]:
         """Write one memory; ``wait=True`` returns once it is vector-searchable."""
         body = given(
             summary=summary,
-            content=content,
-            type=type,
-            tags=tags,
-            importance=importance,
-            delivery_mode=delivery_mode,
-            trigger_from=trigger_from,
-            trigger_until=trigger_until,
-            source_uri=source_uri,
             linked_memory_ids=linked_memory_ids,
             thread=thread,
             position=position,
+            **fields,
         )
         url = path("contexts", context_id, "memories")
         params = {"wait": True} if wait else None
@@ -225,34 +217,12 @@ class Operations:
 
     @operation
     def update_memory(
-        self,
-        context_id: str,
-        memory_id: str,
-        *,
-        summary: str | Unset = UNSET,
-        content: str | Unset = UNSET,
-        type: str | Unset = UNSET,
-        tags: Sequence[str] | Unset = UNSET,
-        importance: float | Unset = UNSET,
-        delivery_mode: DeliveryMode | Unset = UNSET,
-        trigger_from: datetime | Unset | None = UNSET,
-        trigger_until: datetime | Unset | None = UNSET,
-        source_uri: str | Unset | None = UNSET,
+        self, context_id: str, memory_id: str, **changes: Unpack[MemoryChanges]
     ) -> Call[Memory]:
-        """Change the given fields of a memory (re-embeds only if its text changed)."""
-        body = changed(
-            summary=summary,
-            content=content,
-            type=type,
-            tags=tags,
-            importance=importance,
-            delivery_mode=delivery_mode,
-            trigger_from=trigger_from,
-            trigger_until=trigger_until,
-            source_uri=source_uri,
-        )
+        """Change the given fields of a memory (re-embeds only if its text changed; ``None``
+        clears a trigger or the source)."""
         url = path("contexts", context_id, "memories", memory_id)
-        return Call("PATCH", url, Memory.model_validate_json, body=body)
+        return Call("PATCH", url, Memory.model_validate_json, body=changed(**changes))
 
     @operation
     def forget(self, context_id: str, memory_id: str) -> Call[None]:
