@@ -94,6 +94,13 @@ class MemoryChanges(MemoryFields, total=False):
     summary: str
 
 
+class Page(TypedDict, total=False):
+    """Which page of a listing: ``cursor`` is the previous page's ``next_cursor``."""
+
+    cursor: str | None
+    limit: int | None
+
+
 class Operations:
     """The methods ``Client`` and ``AsyncClient`` share, named like the REST operations."""
 
@@ -198,11 +205,10 @@ class Operations:
         context_id: str,
         *,
         filters: Filters | None = None,
-        cursor: str | None = None,
-        limit: int | None = None,
+        **page: Unpack[Page],
     ) -> Call[MemoryPage]:
         """Memories newest first, one page at a time (pass ``next_cursor`` back as ``cursor``)."""
-        params = {**filter_params(filters, LIST_FILTERS), **given(cursor=cursor, limit=limit)}
+        params = {**filter_params(filters, LIST_FILTERS), **given(**page)}
         url = path("contexts", context_id, "memories")
         return Call("GET", url, MemoryPage.model_validate_json, params=params)
 
@@ -369,11 +375,10 @@ class Operations:
         context_id: str,
         *,
         memory_id: str | None = None,
-        cursor: str | None = None,
-        limit: int | None = None,
+        **page: Unpack[Page],
     ) -> Call[FeedbackPage]:
         """Feedback events, newest first (pass ``next_cursor`` back as ``cursor``)."""
-        params = given(memory_id=memory_id, cursor=cursor, limit=limit)
+        params = given(memory_id=memory_id, **page)
         url = path("contexts", context_id, "feedback")
         return Call("GET", url, FeedbackPage.model_validate_json, params=params)
 
@@ -394,13 +399,10 @@ class Operations:
         return Call("GET", path("contexts", context_id, "state", key), State.model_validate_json)
 
     @operation
-    def list_state(
-        self, context_id: str, *, cursor: str | None = None, limit: int | None = None
-    ) -> Call[StatePage]:
+    def list_state(self, context_id: str, **page: Unpack[Page]) -> Call[StatePage]:
         """The live keys of a context in key order (pass ``next_cursor`` back as ``cursor``)."""
-        params = given(cursor=cursor, limit=limit)
         url = path("contexts", context_id, "state")
-        return Call("GET", url, StatePage.model_validate_json, params=params)
+        return Call("GET", url, StatePage.model_validate_json, params=given(**page))
 
     @operation
     def delete_state(self, context_id: str, key: str) -> Call[None]:
@@ -433,10 +435,9 @@ class Operations:
         return Call("DELETE", path("keys", key_id), nothing)
 
     @operation
-    def list_audit(self, *, cursor: str | None = None, limit: int | None = None) -> Call[AuditPage]:
+    def list_audit(self, **page: Unpack[Page]) -> Call[AuditPage]:
         """The audit log, newest first (admins)."""
-        params = given(cursor=cursor, limit=limit)
-        return Call("GET", path("audit"), AuditPage.model_validate_json, params=params)
+        return Call("GET", path("audit"), AuditPage.model_validate_json, params=given(**page))
 
     @operation
     def health(self) -> Call[Health]:
