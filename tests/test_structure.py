@@ -151,3 +151,17 @@ def test_modules_stay_small() -> None:
     }
     too_big = {name: size for name, size in sizes.items() if size > 500}
     assert not too_big, too_big
+
+
+def test_vocabulary_imports_nothing_of_kioku() -> None:
+    """``kioku.vocabulary`` (the shared Literals) is imported by every layer, storage and
+    search included, so it may import nothing of kioku itself."""
+    tree = ast.parse((SRC / "vocabulary.py").read_text(encoding="utf-8"))
+    names = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not {name for name in names if name.split(".")[0] == "kioku"}

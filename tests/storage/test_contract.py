@@ -12,12 +12,15 @@ from kioku.embeddings.base import normalize_rows
 from kioku.errors import ConflictError
 from kioku.storage.base import Store
 from kioku.storage.records import ContextRow, MemoryChanges, MemoryFilter, NewMemory
+from kioku.vocabulary import TrustTier
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 LIVE = MemoryFilter()
 
 
-def new_context(store: Store, workspace_id: str, name: str, tier: str = "trusted") -> ContextRow:
+def new_context(
+    store: Store, workspace_id: str, name: str, tier: TrustTier = "trusted"
+) -> ContextRow:
     row = ContextRow(
         id=str(uuid.uuid4()), workspace_id=workspace_id, name=name, description="",
         trust_tier=tier, sleep_mode="edges_only", search_config={}, embedding_model=None,

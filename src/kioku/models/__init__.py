@@ -7,14 +7,8 @@ from kioku.models.base import (
     MAX_TAGS,
     SERVER_STAMPED,
     UUID_PATTERN,
-    Confidence,
-    DeliveryMode,
-    EmbeddingStatus,
     InputModel,
     Label,
-    SleepMode,
-    SourceType,
-    TrustTier,
 )
 from kioku.models.connectors import (
     IngestDelete,
@@ -33,7 +27,7 @@ from kioku.models.forgetting import (
     ForgetQuery,
     ForgetResult,
 )
-from kioku.models.graph import EdgeOrigin, ExploreResult, MemoryDetail, MemoryEdge, Neighbour
+from kioku.models.graph import ExploreResult, MemoryDetail, MemoryEdge, Neighbour
 from kioku.models.json_input import MAX_JSON_DEPTH
 from kioku.models.lanes import (
     DEFAULT_STATE_TTL,
@@ -50,7 +44,6 @@ from kioku.models.lanes import (
     FeedbackPage,
     Health,
     KeyCreate,
-    KeyRole,
     State,
     StatePage,
     StateSet,
@@ -77,6 +70,16 @@ from kioku.models.recall import (
     RerankerReport,
     ScoreBreakdown,
     TagFilter,
+)
+from kioku.vocabulary import (
+    Confidence,
+    DeliveryMode,
+    EdgeOrigin,
+    EmbeddingStatus,
+    KeyRole,
+    SleepMode,
+    SourceType,
+    TrustTier,
 )
 
 __all__ = [

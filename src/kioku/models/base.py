@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, LiteralString
+from typing import Annotated, Any, LiteralString
 
 from pydantic import (
     AfterValidator,
@@ -19,13 +19,6 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from kioku.models.json_input import find_unstorable
-
-DeliveryMode = Literal["on_recall", "always", "on_trigger"]
-SourceType = Literal["manual", "api", "import", "connector", "sleep"]
-TrustTier = Literal["trusted", "external"]
-SleepMode = Literal["off", "edges_only", "full"]
-EmbeddingStatus = Literal["pending", "ready", "failed"]
-Confidence = Literal["high", "moderate", "low", "none"]
 
 CONTEXT_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 UUID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")

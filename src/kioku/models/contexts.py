@@ -12,13 +12,8 @@ from pydantic import (
     field_validator,
 )
 
-from kioku.models.base import (
-    CONTEXT_NAME_PATTERN,
-    UUID_PATTERN,
-    InputModel,
-    SleepMode,
-    TrustTier,
-)
+from kioku.models.base import CONTEXT_NAME_PATTERN, UUID_PATTERN, InputModel
+from kioku.vocabulary import SleepMode, TrustTier
 
 
 class ContextCreate(InputModel):

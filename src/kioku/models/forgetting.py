@@ -7,8 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, StrictStr, field_validator
 
-from kioku.models.base import MAX_QUERY_CHARS, DeliveryMode, InputModel, SourceType, TrustTier
+from kioku.models.base import MAX_QUERY_CHARS, InputModel
 from kioku.models.recall import RecallFilters
+from kioku.vocabulary import DeliveryMode, SourceType, TrustTier
 
 MAX_FORGET = 100
 CONFIRMATION_PATTERN = r"^fq1\.[0-9a-f]{32}\.[0-9a-f]{32}$"

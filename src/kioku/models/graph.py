@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
-from kioku.models.base import TrustTier
 from kioku.models.memories import Memory
-
-EdgeOrigin = Literal["hebbian", "declared", "sleep"]
+from kioku.vocabulary import EdgeOrigin, TrustTier
 
 
 class MemoryEdge(BaseModel):

@@ -13,12 +13,8 @@ from pydantic import (
     StrictStr,
 )
 
-from kioku.models.base import (
-    MAX_QUERY_CHARS,
-    InputModel,
-    Timestamp,
-    TrustTier,
-)
+from kioku.models.base import MAX_QUERY_CHARS, InputModel, Timestamp
+from kioku.vocabulary import AuditOutcome, KeyRole, TrustTier
 
 # ---------------------------------------------------------------- feedback
 
@@ -131,7 +127,6 @@ class Health(BaseModel):
 
 # ---------------------------------------------------------------- access: keys and audit
 
-KeyRole = Literal["owner", "admin", "member", "viewer", "connector"]
 """``connector``: a key that may only ingest (``POST /contexts/{id}/ingest``), stamped
 ``source_type=connector``; give it a context allow-list of the contexts it feeds."""
 
@@ -182,7 +177,7 @@ class AuditEntry(BaseModel):
     actor: str
     channel: str
     action: str
-    outcome: Literal["ok", "denied"]
+    outcome: AuditOutcome
     context_id: str | None
     target: str | None
     detail: dict[str, Any]

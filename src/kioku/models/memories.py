@@ -21,17 +21,14 @@ from kioku.models.base import (
     MAX_TAGS,
     MAX_THREAD_CHARS,
     MAX_THREAD_POSITION,
-    DeliveryMode,
-    EmbeddingStatus,
     InputModel,
     Label,
-    SourceType,
     Timestamp,
-    TrustTier,
     clean_summary,
     clean_tags,
     field_error,
 )
+from kioku.vocabulary import DeliveryMode, EmbeddingStatus, SourceType, TrustTier
 
 MAX_LINKS = 20
 

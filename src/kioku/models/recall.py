@@ -12,18 +12,10 @@ from pydantic import (
     field_validator,
 )
 
-from kioku.models.base import (
-    MAX_QUERY_CHARS,
-    Confidence,
-    DeliveryMode,
-    InputModel,
-    Label,
-    SourceType,
-    Timestamp,
-    TrustTier,
-)
+from kioku.models.base import MAX_QUERY_CHARS, InputModel, Label, Timestamp
 from kioku.models.graph import Neighbour
 from kioku.models.memories import Memory
+from kioku.vocabulary import Confidence, DeliveryMode, SourceType, TrustTier
 
 
 class TagFilter(InputModel):

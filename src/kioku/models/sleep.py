@@ -8,8 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kioku.models.base import InputModel
-
-RunStatus = Literal["running", "done", "failed", "rolled_back"]
+from kioku.vocabulary import RunStatus, SleepTrigger
 
 
 class SleepRequest(InputModel):
@@ -44,7 +43,7 @@ class SleepRun(BaseModel):
     run_id: str
     context_id: str
     status: RunStatus
-    trigger: Literal["schedule", "manual"]
+    trigger: SleepTrigger
     started_at: datetime
     finished_at: datetime | None
     rolled_back_at: datetime | None

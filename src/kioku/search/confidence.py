@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-Confidence = Literal["high", "moderate", "low", "none"]
+from kioku.vocabulary import Confidence
 
 
 def judge_confidence(

@@ -35,7 +35,7 @@ class AuditService:
         items = [
             AuditEntry(
                 seq=r.seq, at=r.at, actor=r.actor, channel=r.channel, action=r.action,
-                outcome=r.outcome, context_id=r.context_id, target=r.target,  # type: ignore[arg-type]
+                outcome=r.outcome, context_id=r.context_id, target=r.target,
                 detail=r.detail,
             )
             for r in rows[:limit]

@@ -308,8 +308,8 @@ class Associations:
             MemoryEdge(
                 memory_id=edge.other(memory_id),
                 weight=edge.weight,
-                origin=edge.origin,  # type: ignore[arg-type]
-                trust_tier=edge.trust_tier,  # type: ignore[arg-type]
+                origin=edge.origin,
+                trust_tier=edge.trust_tier,
             )
             for edge in edges[:MAX_EDGES_SHOWN]
         ]

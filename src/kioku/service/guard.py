@@ -22,6 +22,7 @@ from kioku.errors import ForbiddenError
 from kioku.service.lookup import audited_context_id
 from kioku.service.principal import Principal
 from kioku.storage.records import AuditEvent
+from kioku.vocabulary import AuditOutcome
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -57,7 +58,9 @@ def _audited_context(service: Any, principal: Principal, ref: str | None) -> str
     return None if ref is None else audited_context_id(service.store, principal, ref)
 
 
-def audit(service: Any, principal: Principal, action: str, outcome: str, **fields: Any) -> None:
+def audit(
+    service: Any, principal: Principal, action: str, outcome: AuditOutcome, **fields: Any
+) -> None:
     """Append one line to the audit log (its own transaction, after the operation)."""
     clock = getattr(service, "clock", system_clock)
     service.store.append_audit(

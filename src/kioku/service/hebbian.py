@@ -18,6 +18,7 @@ from typing import Protocol
 
 from kioku.storage.graph import EdgeTransaction, Pair, confined, joint_tier, ordered_pairs
 from kioku.storage.records import EdgeChange, EdgeRow
+from kioku.vocabulary import EdgeOrigin
 
 
 class EdgeWriter(Protocol):
@@ -46,7 +47,7 @@ def _write_confined(
     workspace_id: str,
     context_id: str,
     pairs: Sequence[Pair],
-    new: tuple[float, str, datetime],
+    new: tuple[float, EdgeOrigin, datetime],
     update: Callable[[EdgeRow, str], EdgeRow],
 ) -> list[EdgeChange]:
     """Upsert an edge for each pair of live memories of this context: a missing one as
@@ -76,7 +77,7 @@ def strengthen_edges(
     rate: float,
     now: datetime,
     *,
-    origin: str = "hebbian",
+    origin: EdgeOrigin = "hebbian",
 ) -> list[EdgeChange]:
     """Apply ``w ← w + η·(1 − w)`` to each pair of live memories of this context; a new
     edge starts at ``η`` with ``origin``. An existing edge keeps its origin."""

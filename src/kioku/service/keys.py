@@ -36,7 +36,7 @@ def hash_key(key: str) -> str:
 
 def key_view(row: ApiKeyRow) -> ApiKey:
     return ApiKey(
-        id=row.id, name=row.name, prefix=row.prefix, role=row.role,  # type: ignore[arg-type]
+        id=row.id, name=row.name, prefix=row.prefix, role=row.role,
         context_ids=row.context_ids, created_by=row.created_by, created_at=row.created_at,
         expires_at=row.expires_at, revoked_at=row.revoked_at, last_used_at=row.last_used_at,
     )  # fmt: skip
@@ -130,7 +130,7 @@ class KeyService:
     def _principal(self, row: ApiKeyRow, channel: Channel) -> Principal:
         return Principal(
             workspace_id=row.workspace_id,
-            role=row.role,  # type: ignore[arg-type]
+            role=row.role,
             # A connector key is a connector whatever surface it comes through: its writes
             # are stamped source_type=connector, so they are always external (docs/concepts.md).
             channel="connector" if row.role == "connector" else channel,

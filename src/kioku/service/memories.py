@@ -48,6 +48,7 @@ from kioku.storage.records import (
     NewMemory,
     embedding_text,
 )
+from kioku.vocabulary import TrustTier
 
 MAX_PAGE = 200
 
@@ -57,7 +58,7 @@ def lexical_text(summary: str, content: str, tags: list[str]) -> str:
     return " ".join(tokenize(" ".join([summary, content, *tags])))
 
 
-def derive_trust_tier(context: ContextRow, source_type: str) -> str:
+def derive_trust_tier(context: ContextRow, source_type: str) -> TrustTier:
     """External if the context is, or if the text came from a connector (docs/concepts.md)."""
     if context.trust_tier == "external" or source_type == "connector":
         return "external"

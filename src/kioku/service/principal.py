@@ -6,8 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from kioku.vocabulary import KeyRole as Role
+from kioku.vocabulary import SourceType
+
 Channel = Literal["rest", "sdk", "mcp", "cli", "ui", "import", "connector", "sleep"]
-Role = Literal["owner", "admin", "member", "viewer", "connector"]
 Permission = Literal["read", "feedback", "write", "admin", "ingest"]
 
 ROLE_RANK: dict[str, int] = {"connector": 0, "viewer": 0, "member": 1, "admin": 2, "owner": 3}
@@ -32,7 +34,7 @@ SCOPE_PERMISSIONS: dict[str, frozenset[str]] = {
 
 # The server stamps provenance from the channel a write came through (docs/concepts.md,
 # "Provenance is stamped by the server").
-_SOURCE_TYPE_BY_CHANNEL: dict[str, str] = {
+_SOURCE_TYPE_BY_CHANNEL: dict[str, SourceType] = {
     "mcp": "manual",
     "cli": "manual",
     "ui": "manual",
@@ -86,7 +88,7 @@ class Principal:
         return replace(self, channel=channel)
 
     @property
-    def source_type(self) -> str:
+    def source_type(self) -> SourceType:
         """The ``source_type`` stamped on memories this caller writes."""
         return _SOURCE_TYPE_BY_CHANNEL[self.channel]
 

@@ -29,7 +29,7 @@ class StatsService:
         return ContextStats(
             context_id=context.id,
             name=context.name,
-            trust_tier=context.trust_tier,  # type: ignore[arg-type]
+            trust_tier=context.trust_tier,
             memories=counts.live,
             deleted=counts.deleted,
             superseded=counts.superseded,

@@ -32,11 +32,6 @@ from kioku.models.base import (
     MAX_SUMMARY_CHARS,
     MAX_THREAD_CHARS,
     MAX_THREAD_POSITION,
-    DeliveryMode,
-    EmbeddingStatus,
-    SleepMode,
-    SourceType,
-    TrustTier,
 )
 from kioku.storage.records import (
     ConnectorRow,
@@ -47,6 +42,7 @@ from kioku.storage.records import (
     StateRow,
 )
 from kioku.storage.transfer import MemoryDump, TransferRow
+from kioku.vocabulary import DeliveryMode, EmbeddingStatus, SleepMode, SourceType, TrustTier
 
 # ---------------------------------------------------------------- canonical JSON
 

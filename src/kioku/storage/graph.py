@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kioku.storage.records import EdgeRow
+from kioku.vocabulary import TrustTier
 
 Pair = tuple[str, str]
 
@@ -29,7 +30,7 @@ class EdgeEnd:
     """What a graph write needs to know about a memory at one end of an edge."""
 
     context_id: str
-    trust_tier: str
+    trust_tier: TrustTier
     live: bool
 
 
@@ -57,7 +58,7 @@ def ordered_pairs(pairs: Iterable[Pair]) -> list[Pair]:
     return sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b})
 
 
-def joint_tier(*tiers: str) -> str:
+def joint_tier(*tiers: str) -> TrustTier:
     """``external`` if any end (or the row written) is, else ``trusted``."""
     return "external" if "external" in tiers else "trusted"
 

@@ -10,6 +10,16 @@ from typing import Any
 from kioku.signals import RankingSignals as RankingSignals
 from kioku.signals import ScoredId as ScoredId
 from kioku.signals import VersionSignals as VersionSignals
+from kioku.vocabulary import (
+    AuditOutcome,
+    DeliveryMode,
+    EdgeOrigin,
+    EmbeddingStatus,
+    KeyRole,
+    SleepMode,
+    SourceType,
+    TrustTier,
+)
 
 
 @dataclass(frozen=True)
@@ -25,8 +35,8 @@ class ContextRow:
     workspace_id: str
     name: str
     description: str
-    trust_tier: str
-    sleep_mode: str
+    trust_tier: TrustTier
+    sleep_mode: SleepMode
     search_config: dict[str, Any]
     embedding_model: str | None
     embedding_dim: int | None
@@ -49,12 +59,12 @@ class MemoryFields:
     type: str
     tags: list[str]
     importance: float
-    delivery_mode: str
+    delivery_mode: DeliveryMode
     trigger_from: datetime | None
     trigger_until: datetime | None
-    source_type: str
+    source_type: SourceType
     source_uri: str | None
-    trust_tier: str
+    trust_tier: TrustTier
     created_at: datetime
     instruction_like: bool | None = None
     """The detector's verdict on the text (``None``: not judged yet); exposed as ``suspicious``
@@ -78,7 +88,7 @@ class MemoryRow(MemoryFields):
     """A stored memory (keyword arguments only)."""
 
     workspace_id: str
-    embedding_status: str
+    embedding_status: EmbeddingStatus
     access_count: int
     last_accessed_at: datetime | None
     superseded_by: str | None
@@ -106,7 +116,7 @@ class MemoryFilter:
     created_after: datetime | None = None
     created_before: datetime | None = None
     source_types: list[str] | None = None
-    trust_tier: str | None = None
+    trust_tier: TrustTier | None = None
     delivery_modes: list[str] | None = None
     include_superseded: bool = False
     include_deleted: bool = False
@@ -218,7 +228,7 @@ class ApiKeyRow:
     name: str
     prefix: str
     key_hash: str
-    role: str
+    role: KeyRole
     context_ids: list[str] | None
     created_by: str
     created_at: datetime
@@ -236,7 +246,7 @@ class AuditEvent:
     actor: str
     channel: str
     action: str
-    outcome: str
+    outcome: AuditOutcome
     context_id: str | None = None
     target: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
@@ -312,8 +322,8 @@ class EdgeRow:
     source_id: str
     target_id: str
     weight: float
-    origin: str
-    trust_tier: str
+    origin: EdgeOrigin
+    trust_tier: TrustTier
     created_at: datetime
     updated_at: datetime
 

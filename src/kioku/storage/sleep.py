@@ -14,6 +14,7 @@ import numpy as np
 
 from kioku.storage.records import MemoryRow
 from kioku.storage.sleep_log import SleepActionRow, SleepRunRow, SleepTransaction
+from kioku.vocabulary import RunStatus
 
 __all__ = ["SleepActionRow", "SleepRunRow", "SleepStore"]
 
@@ -31,7 +32,7 @@ class SleepStore(Protocol):
         self,
         workspace_id: str,
         run_id: str,
-        status: str,
+        status: RunStatus,
         now: datetime,
         summary: dict[str, Any],
         error: str | None = None,

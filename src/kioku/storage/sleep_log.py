@@ -22,6 +22,7 @@ import numpy as np
 
 from kioku.storage.graph import EdgeTransaction
 from kioku.storage.records import EdgeRow, MemoryRow, NewMemory
+from kioku.vocabulary import RunStatus, SleepTrigger
 
 RUN_STATUSES = ("running", "done", "failed", "rolled_back")
 MEMORY_FIELDS = ("superseded_by", "tags", "importance", "updated_at")
@@ -38,8 +39,8 @@ class SleepRunRow:
     id: str
     workspace_id: str
     context_id: str
-    status: str
-    trigger: str
+    status: RunStatus
+    trigger: SleepTrigger
     started_at: datetime
     finished_at: datetime | None = None
     rolled_back_at: datetime | None = None

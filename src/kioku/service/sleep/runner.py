@@ -21,6 +21,7 @@ from kioku.service.sleep.log import log_sleep_action, start_sleep_run
 from kioku.storage.base import Store
 from kioku.storage.records import ContextRow
 from kioku.storage.sleep import SleepRunRow
+from kioku.vocabulary import SleepTrigger
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ def run_sleep(
     *,
     config: SleepConfig,
     clock: Callable[[], datetime],
-    trigger: str,
+    trigger: SleepTrigger,
 ) -> str:
     """Run ``phases`` on one context as one logged run; returns the run id.
 

@@ -34,14 +34,15 @@ from kioku.service.sleep.sweep import sweep_state
 from kioku.storage.base import Store
 from kioku.storage.records import ContextRow
 from kioku.storage.sleep import SleepActionRow, SleepRunRow
+from kioku.vocabulary import SleepTrigger
 
 log = logging.getLogger(__name__)
 
 
 def run_view(row: SleepRunRow) -> SleepRun:
     return SleepRun(
-        run_id=row.id, context_id=row.context_id, status=row.status,  # type: ignore[arg-type]
-        trigger=row.trigger, started_at=row.started_at,  # type: ignore[arg-type]
+        run_id=row.id, context_id=row.context_id, status=row.status,
+        trigger=row.trigger, started_at=row.started_at,
         finished_at=row.finished_at, rolled_back_at=row.rolled_back_at,
         summary=row.summary, error=row.error,
     )  # fmt: skip
@@ -83,7 +84,9 @@ class SleepService:
                 phases.append(("llm", llm_phases(self.chat, self.config.llm)))
         return phases
 
-    def run_context(self, workspace_id: str, context: ContextRow, mode: str, trigger: str) -> str:
+    def run_context(
+        self, workspace_id: str, context: ContextRow, mode: str, trigger: SleepTrigger
+    ) -> str:
         """One run on a resolved context; returns its id."""
         return run_sleep(
             self.store, workspace_id, context, self.phases(mode),
@@ -145,7 +148,7 @@ class SleepService:
 
 
 def sleep_job(
-    store: Store, run_context: Callable[[str, ContextRow, str, str], str], every: timedelta
+    store: Store, run_context: Callable[[str, ContextRow, str, SleepTrigger], str], every: timedelta
 ) -> Job:
     """The schedule: each tick, every context whose ``sleep_mode`` is not ``off`` and whose
     own job ``sleep:<context_id>`` this replica wins for the period is run. The claim is in
