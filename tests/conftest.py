@@ -47,10 +47,12 @@ def make_settings(tmp_path: Path, **overrides: object) -> Settings:
     return Settings(**values)  # type: ignore[arg-type]
 
 
-def backend_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    """``make_settings`` on the backend a ``params=["sqlite", "postgres"]`` fixture's
-    ``request.param`` names (PostgreSQL: the session's test database, emptied first)."""
-    if request.param == "sqlite":
+def backend_settings(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str | None = None
+) -> Settings:
+    """``make_settings`` on ``backend``, by default the one a ``params=["sqlite", "postgres"]``
+    fixture's ``request.param`` names (PostgreSQL: the session's test database, emptied first)."""
+    if (backend or request.param) == "sqlite":
         return make_settings(tmp_path)
     url = request.getfixturevalue("postgres_database")
     empty_postgres_database(url)

@@ -19,8 +19,7 @@ import pytest
 from kioku.api import create_app
 from kioku.embeddings.bundled import BundledEmbedder
 from kioku.runtime import open_runtime
-from tests.conftest import SyncASGIClient, make_settings, portal_client
-from tests.postgres import empty_postgres_database
+from tests.conftest import SyncASGIClient, backend_settings, portal_client
 
 pytestmark = pytest.mark.integration
 API = "/api/v1"
@@ -64,12 +63,7 @@ STRAY = [
 def client(
     request: pytest.FixtureRequest, tmp_path: Path, bundled: BundledEmbedder
 ) -> Iterator[SyncASGIClient]:
-    settings = make_settings(tmp_path)
-    if request.param == "postgres":
-        url = request.getfixturevalue("postgres_database")
-        empty_postgres_database(url)
-        settings = make_settings(tmp_path, database_url=url)
-    runtime = open_runtime(settings, embedder=bundled)
+    runtime = open_runtime(backend_settings(request, tmp_path), embedder=bundled)
     try:
         with portal_client(create_app(runtime=runtime)) as client:
             yield client

