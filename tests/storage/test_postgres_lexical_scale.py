@@ -364,3 +364,48 @@ def test_tight_bounds_let_the_certificate_rule_out_common_terms(
     deleted = pg.lexical_search(ws, [ctx], query, MemoryFilter(include_deleted=True), 1)
     assert [h.memory_id for h in deleted] == [exact[0].memory_id]
     assert [plan.outcome for plan in plans] == ["search"]
+
+
+def test_the_conjunctive_pass_answers_exactly_when_every_term_is_common(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both terms over the budget: the memories holding both are scored first; a memory
+    holding one of them only cannot reach the 5th score (its term's bound is below it), so
+    that answer is exact. When the pass cannot prove its answer, the cutoff runs as before."""
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    texts: dict[str, str] = {}
+    for i in range(1000):
+        words = [f"w{i}", f"v{i}", "z"]
+        if i < 20:
+            words += ["alpha", "beta"]
+        elif i < 200:
+            words += ["alpha"] + [f"f{i}-{j}" for j in range(8)]
+        elif i < 380:
+            words += ["beta"] + [f"f{i}-{j}" for j in range(8)]
+        texts[f"m{i}"] = " ".join(words)
+    rows = {key: new_memory(ctx, key, tokens=text) for key, text in texts.items()}
+    pg.insert_memories(ws, list(rows.values()))
+    query = ["alpha", "beta"]
+    passes: list[object] = []
+    pass_of = pg_search.conjunctive_pass
+
+    def spy(*args: Any) -> Any:
+        passes.append(pass_of(*args))
+        return passes[-1]
+
+    monkeypatch.setattr(pg_search, "conjunctive_pass", spy)
+    exact = pg.lexical_search(ws, [ctx], query, LIVE, 5)
+    assert passes == []  # within the budget: every candidate scored
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 20)
+    cut = pg.lexical_search(ws, [ctx], query, LIVE, 5)
+    assert [(h.memory_id, h.score) for h in cut] == [(h.memory_id, h.score) for h in exact]
+    assert len(passes) == 1 and passes[0] is not None
+    # Fewer memories hold both than the limit asks for: back to the cutoff, same answer.
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 10**9)
+    exact = pg.lexical_search(ws, [ctx], query, LIVE, 25)
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 20)
+    passes.clear()
+    cut = pg.lexical_search(ws, [ctx], query, LIVE, 25)
+    assert [(h.memory_id, h.score) for h in cut] == [(h.memory_id, h.score) for h in exact]
+    assert passes == [None]

@@ -36,6 +36,12 @@ the top k is exact BM25's (ties aside); otherwise a memory sharing nothing but c
 with the query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo and
 JSQuAD benchmarks) stay under the budget and score every candidate.
 
+When even the rarest term holds more than the budget (a number or a common verb at a million
+memories), a conjunctive pass comes first (``conjunctive_pass``): the memories holding two
+query terms or more are scored (when independence expects at most ``PAIRS_SHARE`` of the
+cutoff's candidates); if no single term's bound reaches the k-th score among them, that is
+exact BM25's top k, and the rarest term's memories are never all scored.
+
 Vector leg: see ``vector_leg.py``.
 """
 
@@ -51,7 +57,7 @@ from psycopg import Connection
 from psycopg.rows import DictRow
 
 from kioku.storage.lexical_cutoff import candidate_terms as shared_candidate_terms
-from kioku.storage.lexical_cutoff import completing_groups, term_bound
+from kioku.storage.lexical_cutoff import completing_groups, expected_matches, term_bound
 from kioku.storage.postgres.codec import (
     encode_tsquery,
     encode_tsquery_groups,
@@ -74,6 +80,9 @@ CERTIFICATE_POSTINGS = 600_000
 search may read (else it is not run, and the cutoff's answer stands)."""
 MAX_GROUPS = 32
 """At most this many sets of left-out terms in the certificate's second search."""
+PAIRS_SHARE = 0.5
+"""The conjunctive pass runs when the memories holding two query terms are expected to be at
+most this share of the cutoff's candidates."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +142,13 @@ class PostgresSearchLane:
             weights = [idf(max(n, 1), min(max(dfs[term], 1), max(n, 1))) for term in terms]
             scoring = _Scoring(conn, where, params, terms, weights, corpus.avgdl, limit)
             selecting = candidate_terms(terms, dfs, limit)
+            cost = sum(dfs[t] for t in selecting)
+            if cost > CANDIDATE_BUDGET and not flt.include_deleted:
+                bounds = {t: share_bound(corpus, t, w, False)
+                          for t, w in zip(terms, weights, strict=True)}  # fmt: skip
+                found = conjunctive_pass(scoring, bounds, dfs, n, limit, cost)
+                if found is not None:
+                    return [ScoredId(memory_id, score) for memory_id, score in found]
             rows = scoring.run(encode_tsquery(selecting))
             left = {t: share_bound(corpus, t, w, flt.include_deleted)
                     for t, w in zip(terms, weights, strict=True) if t not in selecting}  # fmt: skip
@@ -194,6 +210,34 @@ class _Scoring:
             ),
         ).fetchall()  # fmt: skip
         return [(row["id"], float(row["score"])) for row in rows]
+
+
+def conjunctive_pass(
+    scoring: _Scoring,
+    bounds: Mapping[str, float],
+    dfs: Mapping[str, int],
+    n: int,
+    limit: int,
+    cost: int,
+) -> list[tuple[str, float]] | None:
+    """The exact top ``limit`` when even the rarest term has too many memories to score them
+    all (``cost``: the cutoff's candidates): every memory holding two query terms or more
+    (the OR of the pairs' ANDs), when independence expects at most ``PAIRS_SHARE`` x ``cost``
+    of them. A memory holding one term only scores at most that term's bound
+    (``share_bound``): when no term's bound reaches the k-th score found, that is BM25's top
+    k. ``None``: the pass does not apply or cannot prove its answer (the cutoff then runs as
+    usual)."""
+    held = sorted(t for t in bounds if dfs[t] > 0)
+    pairs = [(a, b) for i, a in enumerate(held) for b in held[i + 1 :]]
+    if not pairs or expected_matches(pairs, dfs, n) > cost * PAIRS_SHARE:
+        return None
+    rows = scoring.run(encode_tsquery_groups(pairs, []))
+    if len(rows) < limit:
+        return None
+    threshold = rows[-1][1] * (1 - 1e-9)  # slack: a tie may still enter by its id
+    if any(bounds[t] >= threshold for t in held):
+        return None
+    return rows
 
 
 def share_bound(corpus: LexicalCorpus, term: str, weight: float, include_deleted: bool) -> float:
