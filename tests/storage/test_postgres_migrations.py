@@ -348,3 +348,49 @@ def test_lexical_statistics_are_backfilled_and_dropped(postgres_url: str) -> Non
             assert not table_names(conn) & POSTGRES_ONLY_TABLES
             trigger = "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'memories_lexical%%'"
             assert count(conn, trigger) == 0
+
+
+def test_term_bounds_are_backfilled_and_dropped(postgres_url: str) -> None:
+    """0015 sets max_tf and min_length_per_tf from the live memories already there; its
+    downgrade drops them and puts back 0013's trigger function (df still kept)."""
+    with scratch_database(postgres_url) as url:
+        upgrade_database(sqlalchemy_url(url), "0014_memory_tags_index")
+        with psycopg.connect(url) as conn:
+            conn.execute("SELECT set_config('kioku.workspace_id', '*', false)")
+            ws = add_workspace(conn)
+            ctx = add_context(conn, ws)
+            for tokens, length, deleted in (("'a':1,2,3 'b':1", 4, None), ("'a':1", 6, None),
+                                            ("'a':1,2,3,4,5 'c':1", 6, T0)):  # fmt: skip
+                add_memory(conn, ws, ctx, lexical_tokens=tokens, lexical_length=length,
+                           deleted_at=deleted)  # fmt: skip
+        upgrade_database(sqlalchemy_url(url), "0015_lexical_term_bounds")
+        bounds = "SELECT term, df, max_tf, min_length_per_tf FROM lexical_term_stats ORDER BY term"
+        with psycopg.connect(url) as conn:
+            conn.execute("SELECT set_config('kioku.workspace_id', '*', false)")
+            # a: tf 3 in a memory of 4 (4/3), tf 1 in one of 6; the deleted memory not counted.
+            assert conn.execute(bounds).fetchall() == [("a", 2, 3, 4 / 3), ("b", 1, 1, 4.0)]
+            add_memory(conn, ws, ctx, lexical_tokens="'a':1,2,3,4 'd':1", lexical_length=5)
+            assert conn.execute(bounds).fetchall() == [
+                ("a", 3, 4, 5 / 4),
+                ("b", 1, 1, 4.0),
+                ("d", 1, 1, 5.0),
+            ]
+        downgrade_database(url, "0014_memory_tags_index")
+        with psycopg.connect(url) as conn:
+            conn.execute("SELECT set_config('kioku.workspace_id', '*', false)")
+            columns = conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'lexical_term_stats' ORDER BY column_name"
+            ).fetchall()
+            assert [c for (c,) in columns] == ["context_id", "df", "term", "workspace_id"]
+            add_memory(conn, ws, ctx, lexical_tokens="'b':1", lexical_length=1)
+            terms = conn.execute("SELECT term, df FROM lexical_term_stats ORDER BY term")
+            assert terms.fetchall() == [("a", 3), ("b", 2), ("d", 1)]
+        upgrade_database(sqlalchemy_url(url))  # and up again, backfilling once more
+        with psycopg.connect(url) as conn:
+            conn.execute("SELECT set_config('kioku.workspace_id', '*', false)")
+            assert conn.execute(bounds).fetchall() == [
+                ("a", 3, 4, 5 / 4),
+                ("b", 2, 1, 1.0),
+                ("d", 1, 1, 5.0),
+            ]

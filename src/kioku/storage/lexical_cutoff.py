@@ -8,6 +8,7 @@ the common ones still add to the scores of the memories a rarer term found.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 
@@ -37,12 +38,13 @@ def completing_groups(
     """What the cutoff may have missed, as sets of left-out terms (max-score's certificate).
 
     ``bounds`` holds, for each term the cutoff left out of the selection, the most it can add
-    to a score (BM25: idf x (k1 + 1), the saturation bound); ``threshold`` is the last score
-    of the top k found. A memory holding none of the selected terms scores at most the sum of
-    the bounds of the terms it holds, so it can reach the top k only if it holds every term
-    of one of the returned sets (each a shortest prefix, in falling bound order, of such a
-    term set whose bounds add up to ``threshold``). ``[]``: nothing left out can reach the top
-    k, the cutoff's answer is exact. ``None``: more than ``max_groups`` sets."""
+    to a score (BM25: ``term_bound``, or at worst idf x (k1 + 1), the saturation limit);
+    ``threshold`` is the last score of the top k found. A memory holding none of the selected
+    terms scores at most the sum of the bounds of the terms it holds, so it can reach the top
+    k only if it holds every term of one of the returned sets (each a shortest prefix, in
+    falling bound order, of such a term set whose bounds add up to ``threshold``). ``[]``:
+    nothing left out can reach the top k, the cutoff's answer is exact. ``None``: more than
+    ``max_groups`` sets."""
     ordered = sorted(bounds, key=lambda term: (-bounds[term], term))
     rest = [0.0] * (len(ordered) + 1)
     for i in range(len(ordered) - 1, -1, -1):
@@ -75,3 +77,22 @@ def expected_matches(groups: Sequence[Sequence[str]], dfs: Mapping[str, int], n:
             share *= dfs[term] / max(n, 1)
         total += share
     return total
+
+
+def term_bound(
+    idf: float, max_tf: float, min_length_per_tf: float, avgdl: float, k1: float, b: float
+) -> float:
+    """The most a term can add to a BM25 score in a corpus where it occurs at most ``max_tf``
+    times in one memory and every memory holding it has ``dl / tf >= min_length_per_tf``.
+
+    The share idf x tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)) is
+    idf (k1 + 1) / (1 + k1 ((1 - b) / tf + b (dl / tf) / avgdl)): it grows with tf and falls
+    with dl / tf, so the expression at (``max_tf``, ``min_length_per_tf``) bounds every
+    memory's share, even when no one memory has both. Never above idf x (k1 + 1); a term no
+    memory holds (``max_tf`` 0) adds nothing."""
+    if max_tf <= 0 or math.isinf(min_length_per_tf):
+        return 0.0
+    if avgdl <= 0:
+        return idf * (k1 + 1)
+    ratio = max(min_length_per_tf, 0.0)
+    return idf * (k1 + 1) / (1 + k1 * ((1 - b) / max_tf + b * ratio / avgdl))

@@ -76,10 +76,12 @@ def encode_tsquery(terms: list[str]) -> str:
 
 
 def encode_tsquery_groups(groups: Sequence[Sequence[str]], excluding: Sequence[str]) -> str:
-    """OR of the groups (each the AND of its terms), and none of ``excluding``."""
+    """OR of the groups (each the AND of its terms), and none of ``excluding`` (if any)."""
     any_group = " | ".join(
         "(" + " & ".join(_quote_lexeme(term) for term in group) + ")" for group in groups
     )
+    if not excluding:
+        return any_group
     return f"({any_group}) & !({encode_tsquery(list(excluding))})"
 
 

@@ -23,14 +23,24 @@ one index lookup per term, however many memories hold it, and never stale.
 Scoring costs about ten microseconds per candidate. When the query's terms have more than
 ``CANDIDATE_BUDGET`` postings in all, the rarest terms select the candidates and the common
 ones only add to their scores (``candidate_terms``; Lucene's common-terms cutoff). Then the
-cutoff checks its own answer (max-score's certificate, ``completing_groups``): a memory
-holding none of the selecting terms can score at most the sum of idf x (k1 + 1) over the
-left-out terms it holds; the sets of left-out terms that could reach the k-th score found
-are searched too (their AND, without the selecting terms), when that second search is
-expected to score at most ``CERTIFICATE_BUDGET`` memories (and at most ``MAX_GROUPS`` sets).
-Then the top k is exact BM25's (ties aside); otherwise a memory sharing nothing but common
-words with the query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo
-and JSQuAD benchmarks) stay under the budget and score every candidate.
+cutoff checks its own answer (max-score's certificate, ``certificate_plan``): a memory
+holding none of the selecting terms can score at most the sum, over the left-out terms it
+holds, of each term's largest share (``lexical_cutoff.term_bound``: the share at the term's
+largest tf and least length per tf in the scope, kept with its df by migration 0015; a
+search that includes deleted memories, which the statistics do not count, uses the
+saturation limit idf x (k1 + 1)). The sets of left-out terms whose bounds could reach the
+k-th score found (at most ``MAX_GROUPS``) are searched too, as one conjunctive query (the
+OR of each set's AND, without the selecting terms), when the left-out terms they name have
+at most ``CERTIFICATE_POSTINGS`` postings in all (what the GIN index may read for it). Then
+the top k is exact BM25's (ties aside); otherwise a memory sharing nothing but common words
+with the query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo and
+JSQuAD benchmarks) stay under the budget and score every candidate.
+
+When even the rarest term holds more than the budget (a number or a common verb at a million
+memories), a conjunctive pass comes first (``conjunctive_pass``): the memories holding two
+query terms or more are scored (when independence expects at most ``PAIRS_SHARE`` of the
+cutoff's candidates); if no single term's bound reaches the k-th score among them, that is
+exact BM25's top k, and the rarest term's memories are never all scored.
 
 Vector leg: see ``vector_leg.py``.
 """
@@ -38,7 +48,8 @@ Vector leg: see ``vector_leg.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, LiteralString
 
 import numpy as np
@@ -46,7 +57,7 @@ from psycopg import Connection
 from psycopg.rows import DictRow
 
 from kioku.storage.lexical_cutoff import candidate_terms as shared_candidate_terms
-from kioku.storage.lexical_cutoff import completing_groups, expected_matches
+from kioku.storage.lexical_cutoff import completing_groups, expected_matches, term_bound
 from kioku.storage.postgres.codec import (
     encode_tsquery,
     encode_tsquery_groups,
@@ -54,7 +65,7 @@ from kioku.storage.postgres.codec import (
 )
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.filters import filter_sql
-from kioku.storage.postgres.lexical_stats import corpus_stats
+from kioku.storage.postgres.lexical_stats import LexicalCorpus, lexical_corpus
 from kioku.storage.postgres.vector_leg import vector_search
 from kioku.storage.records import MemoryFilter, ScoredId
 
@@ -64,11 +75,41 @@ B = 0.75
 CANDIDATE_BUDGET = 5_000
 """Above this many postings over all query terms, only the rarer terms select the memories to
 score (see ``candidate_terms``)."""
-CERTIFICATE_BUDGET = 5_000
-"""The most memories the certificate's second search is expected to score (else it is not
-run, and the cutoff's answer stands)."""
+CERTIFICATE_POSTINGS = 600_000
+"""The most postings (summed df of the left-out terms it names) the certificate's second
+search may read (else it is not run, and the cutoff's answer stands)."""
 MAX_GROUPS = 32
 """At most this many sets of left-out terms in the certificate's second search."""
+PAIRS_SHARE = 0.5
+"""The conjunctive pass runs when the memories holding two query terms are expected to be at
+most this share of the cutoff's candidates."""
+
+
+@dataclass(frozen=True)
+class CertificatePlan:
+    """What the certificate does after the cutoff: ``outcome`` is ``exact`` (nothing left
+    out can reach the top k), ``search`` (``groups`` are searched), ``too many sets`` or
+    ``over budget`` (the cutoff's answer stands unproven)."""
+
+    outcome: str
+    groups: list[tuple[str, ...]]
+
+
+def certificate_plan(
+    bounds: Mapping[str, float], threshold: float, dfs: Mapping[str, int]
+) -> CertificatePlan:
+    """The certificate's second search for the left-out terms' share ``bounds`` and the
+    k-th score found (``threshold``)."""
+    # The bound is compared with a little slack: a tie may still enter by its id.
+    groups = completing_groups(bounds, threshold * (1 - 1e-9), MAX_GROUPS)
+    if groups is None:
+        return CertificatePlan("too many sets", [])
+    if not groups:
+        return CertificatePlan("exact", [])
+    postings = sum(dfs[term] for term in {term for group in groups for term in group})
+    if postings > CERTIFICATE_POSTINGS:
+        return CertificatePlan("over budget", groups)
+    return CertificatePlan("search", groups)
 
 
 def idf(n: int, df: int) -> float:
@@ -94,21 +135,28 @@ class PostgresSearchLane:
             return []
         where, params = filter_sql(workspace_id, context_ids, flt)
         with self.db.transaction(workspace_id) as conn:
-            n, avgdl, dfs = corpus_stats(conn, workspace_id, context_ids, terms)
+            corpus = lexical_corpus(conn, workspace_id, context_ids, terms)
+            n, dfs = corpus.n, corpus.dfs
             # A deleted memory searched with include_deleted may hold a term no live one has:
             # df counts at least the memory itself, so its idf stays finite and positive.
             weights = [idf(max(n, 1), min(max(dfs[term], 1), max(n, 1))) for term in terms]
-            scoring = _Scoring(conn, where, params, terms, weights, avgdl, limit)
+            scoring = _Scoring(conn, where, params, terms, weights, corpus.avgdl, limit)
             selecting = candidate_terms(terms, dfs, limit)
+            cost = sum(dfs[t] for t in selecting)
+            if cost > CANDIDATE_BUDGET and not flt.include_deleted:
+                bounds = {t: share_bound(corpus, t, w, False)
+                          for t, w in zip(terms, weights, strict=True)}  # fmt: skip
+                found = conjunctive_pass(scoring, bounds, dfs, n, limit, cost)
+                if found is not None:
+                    return [ScoredId(memory_id, score) for memory_id, score in found]
             rows = scoring.run(encode_tsquery(selecting))
-            left = {t: w * (K1 + 1) for t, w in zip(terms, weights, strict=True)
-                    if t not in selecting}  # fmt: skip
+            left = {t: share_bound(corpus, t, w, flt.include_deleted)
+                    for t, w in zip(terms, weights, strict=True) if t not in selecting}  # fmt: skip
             if left:
                 threshold = rows[-1][1] if len(rows) >= limit else 0.0
-                # The bound is compared with a little slack: a tie may still enter by its id.
-                groups = completing_groups(left, threshold * (1 - 1e-9), MAX_GROUPS)
-                if groups and expected_matches(groups, dfs, n) <= CERTIFICATE_BUDGET:
-                    extra = scoring.run(encode_tsquery_groups(groups, selecting))
+                plan = certificate_plan(left, threshold, dfs)
+                if plan.outcome == "search":
+                    extra = scoring.run(encode_tsquery_groups(plan.groups, selecting))
                     rows = sorted([*rows, *extra], key=lambda r: (-r[1], r[0].encode()))[:limit]
         return [ScoredId(memory_id, score) for memory_id, score in rows]
 
@@ -162,6 +210,45 @@ class _Scoring:
             ),
         ).fetchall()  # fmt: skip
         return [(row["id"], float(row["score"])) for row in rows]
+
+
+def conjunctive_pass(
+    scoring: _Scoring,
+    bounds: Mapping[str, float],
+    dfs: Mapping[str, int],
+    n: int,
+    limit: int,
+    cost: int,
+) -> list[tuple[str, float]] | None:
+    """The exact top ``limit`` when even the rarest term has too many memories to score them
+    all (``cost``: the cutoff's candidates): every memory holding two query terms or more
+    (the OR of the pairs' ANDs), when independence expects at most ``PAIRS_SHARE`` x ``cost``
+    of them. A memory holding one term only scores at most that term's bound
+    (``share_bound``): when no term's bound reaches the k-th score found, that is BM25's top
+    k. ``None``: the pass does not apply or cannot prove its answer (the cutoff then runs as
+    usual)."""
+    held = sorted(t for t in bounds if dfs[t] > 0)
+    pairs = [(a, b) for i, a in enumerate(held) for b in held[i + 1 :]]
+    if not pairs or expected_matches(pairs, dfs, n) > cost * PAIRS_SHARE:
+        return None
+    rows = scoring.run(encode_tsquery_groups(pairs, []))
+    if len(rows) < limit:
+        return None
+    threshold = rows[-1][1] * (1 - 1e-9)  # slack: a tie may still enter by its id
+    if any(bounds[t] >= threshold for t in held):
+        return None
+    return rows
+
+
+def share_bound(corpus: LexicalCorpus, term: str, weight: float, include_deleted: bool) -> float:
+    """The most ``term`` (idf ``weight``) adds to a score in this search: ``term_bound`` from
+    the live memories' statistics, or the saturation limit when deleted memories (which the
+    statistics do not count) are searched too."""
+    if include_deleted:
+        return weight * (K1 + 1)
+    bound = term_bound(weight, corpus.max_tf[term], corpus.min_length_per_tf[term],
+                       corpus.avgdl if corpus.avgdl > 0 else 1.0, K1, B)  # fmt: skip
+    return min(bound * (1 + 1e-9), weight * (K1 + 1))  # rounding never makes it too low
 
 
 def candidate_terms(terms: Sequence[str], dfs: dict[str, int], limit: int) -> list[str]:
