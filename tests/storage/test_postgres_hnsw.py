@@ -310,3 +310,12 @@ def test_tags_have_an_index_for_any_and_all(pg: PostgresStore) -> None:
             "AND indexname = 'ix_memories_tags'"
         ).fetchone()
     assert row is not None and row["indexdef"].endswith("USING gin (tags)")
+
+
+def test_settings_stay_within_pgvector_bounds() -> None:
+    """``hnsw.ef_search`` above 1,000 is an error in pgvector: a search for more rows keeps
+    the ceiling (the iterative scan still returns them); no parallel workers on the leg."""
+    assert vector_leg.hnsw_settings(10)["hnsw.ef_search"] == str(vector_leg.EF_SEARCH)
+    assert vector_leg.hnsw_settings(400)["hnsw.ef_search"] == "400"
+    assert vector_leg.hnsw_settings(5000)["hnsw.ef_search"] == "1000"
+    assert vector_leg.hnsw_settings(40)["max_parallel_workers_per_gather"] == "0"
