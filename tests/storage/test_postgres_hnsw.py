@@ -81,7 +81,7 @@ def test_one_partial_hnsw_index_per_dimension(pg: PostgresStore) -> None:
     defs = {row["indexname"]: row["indexdef"] for row in rows}
     for dim in (2, 3):
         definition = defs[vector_index_name(dim)]
-        assert f"(embedding)::halfvec({dim})" in definition
+        assert f"(l2_normalize(embedding))::halfvec({dim})" in definition
         assert "halfvec_cosine_ops" in definition
         assert f"vector_dims(embedding) = {dim}" in definition
 

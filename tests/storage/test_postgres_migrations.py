@@ -366,14 +366,16 @@ def hnsw_definitions(conn: Connection) -> dict[str, str]:
 
 def test_hnsw_indexes_are_rebuilt_over_halfvec_and_back(postgres_url: str) -> None:
     """0016 rebuilds each per-dimension HNSW index (made at run time over ``vector``) over
-    ``halfvec``, same name and predicate; its downgrade rebuilds them over ``vector``."""
+    the normalised ``halfvec``, same name and predicate, whatever the stored components; its
+    downgrade rebuilds them over ``vector``."""
     with scratch_database(postgres_url) as url:
         upgrade_database(sqlalchemy_url(url), BEFORE_HALFVEC)
         with psycopg.connect(url) as conn:
             conn.execute("SELECT set_config('kioku.workspace_id', '*', false)")
             ws = add_workspace(conn)
             ctx = add_context(conn, ws)
-            for vector in ("[1,0,0]", "[0,1,0]", "[0.6,0.8,0]"):
+            # The last one is beyond a half float's range (65,504): normalised first, it fits.
+            for vector in ("[1,0,0]", "[0,1,0]", "[0.6,0.8,0]", "[1e-38,-3.4028235e38,0.1]"):
                 add_memory(conn, ws, ctx, embedding=vector, embedding_status="ready")
             conn.execute(
                 "CREATE INDEX ix_memories_hnsw_3 ON memories USING hnsw "
@@ -383,7 +385,7 @@ def test_hnsw_indexes_are_rebuilt_over_halfvec_and_back(postgres_url: str) -> No
         upgrade_database(sqlalchemy_url(url), HALFVEC)
         with psycopg.connect(url) as conn:
             definition = hnsw_definitions(conn)["ix_memories_hnsw_3"]
-            assert "((embedding)::halfvec(3)) halfvec_cosine_ops" in definition
+            assert "((l2_normalize(embedding))::halfvec(3)) halfvec_cosine_ops" in definition
             assert "WHERE (vector_dims(embedding) = 3)" in definition
             assert "m='16'" in definition and "ef_construction='64'" in definition
             valid = "SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass"

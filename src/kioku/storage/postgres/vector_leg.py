@@ -16,7 +16,8 @@ searches:
   small tenant in a big table, or a narrow filter, is exactly the case where a filtered graph
   walk has to skip most of what it visits;
 * ``approximate``: only when ``large``, the HNSW index of the query's dimension (one partial
-  expression index per dimension over the vectors cast to ``halfvec``, see ``embeddings.py``)
+  expression index per dimension over the normalised vectors cast to ``halfvec``, see
+  ``embeddings.py``)
   with pgvector's iterative scan, so the workspace / context / live / filter conditions still
   get ``limit`` rows. The walk orders by the half-precision distance (what the index holds);
   the distance returned is the float32 one from the stored column, so scores are the exact
@@ -103,7 +104,8 @@ def vector_statement(where: LiteralString, dim: int, *, counted: bool = False) -
         "approximate AS MATERIALIZED (SELECT m.id, "
         "m.embedding::vector({dim}) <=> %s::vector({dim}) AS distance FROM memories m "
         "WHERE (SELECT yes FROM large) AND {scope} "
-        "ORDER BY m.embedding::halfvec({dim}) <=> %s::halfvec({dim}) LIMIT %s), "
+        "ORDER BY l2_normalize(m.embedding)::halfvec({dim}) "
+        "<=> l2_normalize(%s::vector({dim}))::halfvec({dim}) LIMIT %s), "
         "found AS (SELECT count(*) AS n FROM approximate) "
         "SELECT id, distance FROM approximate WHERE (SELECT n FROM found) >= %s "
         "UNION ALL "

@@ -3,9 +3,11 @@
 Each ``ix_memories_hnsw_<dim>`` (one partial expression index per dimension in use, made at
 run time: ``kioku/storage/postgres/embeddings.py``) indexed ``embedding::vector(<dim>)``. At a
 million memories in one context the graph walk read ~1.5 GB of float32 index pages; over
-``embedding::halfvec(<dim>)`` (``halfvec_cosine_ops``) the index is half the size and the walk
-reads half as much, for the same recall@10 against exact search
-(docs/benchmarks-postgres-scale.md, issue 21). The column stays float32: the search leg orders
+``l2_normalize(embedding)::halfvec(<dim>)`` (``halfvec_cosine_ops``) the index is half the size
+and the walk reads half as much, for the same recall@10 against exact search
+(docs/benchmarks-postgres-scale.md, issue 21). Normalised first: cosine does not change, and
+every component then fits a half float (a raw cast refuses components beyond 65,504, and
+would refuse to store such a vector). The column stays float32: the search leg orders
 the walk by the half-precision distance and returns the float32 one, so scores do not change.
 
 Upgrade rebuilds every existing ``ix_memories_hnsw_<dim>`` over ``halfvec`` under the same
@@ -45,12 +47,13 @@ def _dims() -> list[int]:
 
 
 def _rebuild(kind: str, dims: list[int]) -> None:
+    operand = "l2_normalize(embedding)" if kind == "halfvec" else "embedding"
     for dim in dims:
         # Parameters of the index as embeddings.py makes it (m 16, ef_construction 64).
         op.execute(f"DROP INDEX IF EXISTS ix_memories_hnsw_{dim}")
         op.execute(
             f"CREATE INDEX ix_memories_hnsw_{dim} ON memories USING hnsw "
-            f"((embedding::{kind}({dim})) {kind}_cosine_ops) "
+            f"(({operand}::{kind}({dim})) {kind}_cosine_ops) "
             f"WITH (m = 16, ef_construction = 64) WHERE vector_dims(embedding) = {dim}"
         )
 
