@@ -1,6 +1,6 @@
-"""The PostgreSQL vector leg at scale: one HNSW index per dimension, used by the planner, close
-to exact search with and without filters, and exact again wherever an approximate answer would
-fall short."""
+"""The PostgreSQL vector leg at scale: one HNSW index per dimension (over ``halfvec``), used by
+the planner, close to exact search with and without filters, scoring with the float32 cosine,
+and exact again wherever an approximate answer would fall short."""
 
 from __future__ import annotations
 
@@ -81,17 +81,29 @@ def test_one_partial_hnsw_index_per_dimension(pg: PostgresStore) -> None:
     defs = {row["indexname"]: row["indexdef"] for row in rows}
     for dim in (2, 3):
         definition = defs[vector_index_name(dim)]
-        assert f"(embedding)::vector({dim})" in definition
-        assert "vector_cosine_ops" in definition
+        assert f"(l2_normalize(embedding))::halfvec({dim})" in definition
+        assert "halfvec_cosine_ops" in definition
         assert f"vector_dims(embedding) = {dim}" in definition
 
 
-def _plan(pg: PostgresStore, ws: str, ctx: str, query: np.ndarray, *, generic: bool) -> str:
+def _plan(
+    pg: PostgresStore,
+    ws: str,
+    ctx: str,
+    query: np.ndarray,
+    *,
+    generic: bool,
+    counted: bool = False,
+) -> str:
     """EXPLAIN of the leg's statement, with its settings; ``generic``: the plan PostgreSQL
-    may switch a prepared statement to after five runs (no parameter values known)."""
-    statement = vector_leg.vector_statement(SCOPE, DIM)
+    may switch a prepared statement to after five runs (no parameter values known);
+    ``counted``: the statement for a narrowing filter (the scope's size counted)."""
+    where, params = SCOPE, [ws, [ctx]]
+    if counted:
+        where, params = SCOPE + " AND m.trust_tier = %s", [ws, [ctx], "trusted"]
+    statement = vector_leg.vector_statement(where, DIM, counted=counted)
     arguments = vector_leg.vector_parameters(
-        ws, [ctx], [ws, [ctx]], vector_leg.encode_vector(query), 40
+        ws, [ctx], params, vector_leg.encode_vector(query), 40, counted=counted
     )
     with pg.db.transaction(ws, settings=vector_leg.hnsw_settings(40)) as conn:
         if generic:
@@ -110,14 +122,53 @@ def _plan(pg: PostgresStore, ws: str, ctx: str, query: np.ndarray, *, generic: b
     return "\n".join(row["QUERY PLAN"] for row in rows)
 
 
+@pytest.mark.parametrize("counted", [False, True], ids=["statistics", "counted"])
 @pytest.mark.parametrize("generic", [False, True], ids=["custom", "generic"])
-def test_planner_uses_the_hnsw_index(pg: PostgresStore, generic: bool) -> None:
+def test_planner_uses_the_hnsw_index(pg: PostgresStore, generic: bool, counted: bool) -> None:
     ws, ctx, _, vectors = _fill(pg)
-    plan = _plan(pg, ws, ctx, vectors[0], generic=generic)
+    plan = _plan(pg, ws, ctx, vectors[0], generic=generic, counted=counted)
     assert f"Index Scan using {vector_index_name(DIM)}" in plan, plan
     approximate = plan.split("CTE approximate")[1].split("CTE found")[0]
     assert "Index Scan using ix_memories_hnsw" in approximate, plan
+    assert f"::halfvec({DIM})" in approximate, plan  # the walk orders by the index's expression
     assert "Sort" not in approximate, plan
+    assert "Gather" not in plan, plan  # no parallel workers (hnsw_settings)
+    # The scope's size: read from the statistics the lexical trigger keeps, or (a narrowing
+    # filter) a bounded count of plain columns, never the embeddings.
+    assert ("lexical_scope_stats" in plan) is not counted, plan
+    with pg.db.transaction(ws) as conn:
+        text = vector_leg.vector_statement(SCOPE, DIM, counted=counted).as_string(conn)
+    large = text.split("large AS (")[1].split("approximate AS")[0]
+    assert ("FROM memories m" in large) is counted
+    assert "m.embedding " not in large and "(m.embedding)" not in large
+
+
+def test_scores_are_the_float32_cosine(pg: PostgresStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk ranks by the half-precision distance; the scores returned are the stored
+    float32 vectors' cosine, equal to the exact search's for the same memory."""
+    ws, ctx, ids, vectors = _fill(pg)
+    monkeypatch.setattr(vector_leg, "EXACT_MAX", 100)
+    query = _clustered(np.random.default_rng(17), 1, vectors[:1])[0]
+    approximate = pg.vector_search(ws, [ctx], query, LIVE, 40)
+    monkeypatch.setattr(vector_leg, "EXACT_MAX", 10 * ROWS)
+    exact = {h.memory_id: h.score for h in pg.vector_search(ws, [ctx], query, LIVE, ROWS)}
+    assert len(approximate) == 40
+    position = {memory_id: i for i, memory_id in enumerate(ids)}
+    for hit in approximate:
+        assert hit.score == exact[hit.memory_id]
+        v = vectors[position[hit.memory_id]].astype(np.float64)
+        cosine = float(v @ query) / float(np.linalg.norm(v) * np.linalg.norm(query))
+        assert hit.score == pytest.approx(cosine, abs=1e-6)
+    assert all(a.score >= b.score for a, b in itertools.pairwise(approximate))
+    with pg.db.transaction(ws) as conn:  # and half precision would have differed
+        row = conn.execute(
+            "SELECT m.embedding <=> %s::vector AS full, "
+            "m.embedding::halfvec <=> %s::halfvec AS half FROM memories m "
+            "WHERE m.workspace_id = %s AND m.id = %s",
+            (vector_leg.encode_vector(query),) * 2 + (ws, approximate[0].memory_id),
+        ).fetchone()
+    assert row is not None and row["full"] != row["half"]
+    assert approximate[0].score == pytest.approx(1.0 - row["full"], abs=1e-12)
 
 
 def test_hnsw_recall_at_10_against_exact(
@@ -259,3 +310,12 @@ def test_tags_have_an_index_for_any_and_all(pg: PostgresStore) -> None:
             "AND indexname = 'ix_memories_tags'"
         ).fetchone()
     assert row is not None and row["indexdef"].endswith("USING gin (tags)")
+
+
+def test_settings_stay_within_pgvector_bounds() -> None:
+    """``hnsw.ef_search`` above 1,000 is an error in pgvector: a search for more rows keeps
+    the ceiling (the iterative scan still returns them); no parallel workers on the leg."""
+    assert vector_leg.hnsw_settings(10)["hnsw.ef_search"] == str(vector_leg.EF_SEARCH)
+    assert vector_leg.hnsw_settings(400)["hnsw.ef_search"] == "400"
+    assert vector_leg.hnsw_settings(5000)["hnsw.ef_search"] == "1000"
+    assert vector_leg.hnsw_settings(40)["max_parallel_workers_per_gather"] == "0"

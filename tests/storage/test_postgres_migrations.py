@@ -394,3 +394,50 @@ def test_term_bounds_are_backfilled_and_dropped(postgres_url: str) -> None:
                 ("b", 2, 1, 1.0),
                 ("d", 1, 1, 5.0),
             ]
+
+
+HALFVEC = "0016_hnsw_halfvec"
+BEFORE_HALFVEC = "0015_lexical_term_bounds"
+"""0016's parent; upgrading to 0016 itself (not head) keeps this test
+true whatever comes after it."""
+
+
+def hnsw_definitions(conn: Connection) -> dict[str, str]:
+    rows = conn.execute(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memories' "
+        "AND indexname LIKE 'ix_memories_hnsw_%%'"
+    )
+    return {name: definition for name, definition in rows}
+
+
+def test_hnsw_indexes_are_rebuilt_over_halfvec_and_back(postgres_url: str) -> None:
+    """0016 rebuilds each per-dimension HNSW index (made at run time over ``vector``) over
+    the normalised ``halfvec``, same name and predicate, whatever the stored components; its
+    downgrade rebuilds them over ``vector``."""
+    with scratch_database(postgres_url) as url:
+        upgrade_database(sqlalchemy_url(url), BEFORE_HALFVEC)
+        with psycopg.connect(url) as conn:
+            conn.execute("SELECT set_config('kioku.workspace_id', '*', false)")
+            ws = add_workspace(conn)
+            ctx = add_context(conn, ws)
+            # The last one is beyond a half float's range (65,504): normalised first, it fits.
+            for vector in ("[1,0,0]", "[0,1,0]", "[0.6,0.8,0]", "[1e-38,-3.4028235e38,0.1]"):
+                add_memory(conn, ws, ctx, embedding=vector, embedding_status="ready")
+            conn.execute(
+                "CREATE INDEX ix_memories_hnsw_3 ON memories USING hnsw "
+                "((embedding::vector(3)) vector_cosine_ops) "
+                "WITH (m = 16, ef_construction = 64) WHERE vector_dims(embedding) = 3"
+            )
+        upgrade_database(sqlalchemy_url(url), HALFVEC)
+        with psycopg.connect(url) as conn:
+            definition = hnsw_definitions(conn)["ix_memories_hnsw_3"]
+            assert "((l2_normalize(embedding))::halfvec(3)) halfvec_cosine_ops" in definition
+            assert "WHERE (vector_dims(embedding) = 3)" in definition
+            assert "m='16'" in definition and "ef_construction='64'" in definition
+            valid = "SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass"
+            assert count(conn, valid, "ix_memories_hnsw_3") is True
+        downgrade_database(url, BEFORE_HALFVEC)
+        with psycopg.connect(url) as conn:
+            definition = hnsw_definitions(conn)["ix_memories_hnsw_3"]
+            assert "((embedding)::vector(3)) vector_cosine_ops" in definition
+            assert "WHERE (vector_dims(embedding) = 3)" in definition

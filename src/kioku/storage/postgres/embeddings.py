@@ -5,12 +5,20 @@ The ``embedding`` column has no fixed dimension (each context may use its own mo
 HNSW index needs one. So there is one partial expression index per dimension in use,
 
     CREATE INDEX ix_memories_hnsw_<dim> ON memories
-        USING hnsw ((embedding::vector(<dim>)) vector_cosine_ops)
+        USING hnsw ((l2_normalize(embedding)::halfvec(<dim>)) halfvec_cosine_ops)
         WHERE vector_dims(embedding) = <dim>
 
 made at run time the first time vectors of that dimension are stored (no migration can know
 the dimensions in advance). The search leg writes the same cast and the same predicate, with
-the dimension as a literal, so the planner can match the index (see ``search.py``).
+the dimension as a literal, so the planner can match the index (see ``vector_leg.py``).
+
+The index holds the vectors at half precision (``halfvec``, migration 0016): half the pages
+of a float32 graph, so a walk at a million memories reads half as much, for the same
+recall@10 against exact search (docs/benchmarks-postgres-scale.md). They are normalised
+first (``l2_normalize``: cosine does not change, and every component fits a half float,
+whose range ends at 65,504: a raw cast would refuse to store a vector with a larger one).
+The column keeps float32, and the leg's scores are computed from it. ``halfvec`` indexes up
+to 4,000 dimensions (``vector``: 2,000).
 """
 
 from __future__ import annotations
@@ -65,7 +73,7 @@ def create_vector_index(conn: Connection[Any], dim: int) -> None:
     conn.execute(
         sql.SQL(
             "CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
-            "((embedding::vector({dim})) vector_cosine_ops) "
+            "((l2_normalize(embedding)::halfvec({dim})) halfvec_cosine_ops) "
             "WITH (m = {m}, ef_construction = {ef}) WHERE vector_dims(embedding) = {dim}"
         ).format(
             name=sql.Identifier(vector_index_name(dim)),

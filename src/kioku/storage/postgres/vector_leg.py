@@ -7,21 +7,32 @@ searches:
 
 * ``dims``: the asked contexts embedded at the query's dimension (``<=>`` refuses mixed
   dimensions);
-* ``large``: more than ``EXACT_MAX`` rows in scope? (a bounded count). Up to that many the
-  search is exact: sorting them costs little, and a small tenant in a big table, or a narrow
-  filter, is exactly the case where a filtered graph walk has to skip most of what it visits;
+* ``large``: more than ``EXACT_MAX`` rows in scope? Without a narrowing filter the answer is
+  read from ``lexical_scope_stats`` (the live memories per workspace and context that
+  migration 0013's trigger keeps): one index lookup per context however large it is. With one
+  (tags, trust tier, types, dates ...) it is a bounded count of the filtered rows, which reads
+  only plain columns (never the embeddings: detoasting 10,001 vectors was most of the leg's
+  time at 1M). Up to ``EXACT_MAX`` rows the search is exact: sorting them costs little, and a
+  small tenant in a big table, or a narrow filter, is exactly the case where a filtered graph
+  walk has to skip most of what it visits;
 * ``approximate``: only when ``large``, the HNSW index of the query's dimension (one partial
-  expression index per dimension, see ``embeddings.py``) with pgvector's iterative scan, so
-  the workspace / context / live / filter conditions still get ``limit`` rows;
+  expression index per dimension over the normalised vectors cast to ``halfvec``, see
+  ``embeddings.py``)
+  with pgvector's iterative scan, so the workspace / context / live / filter conditions still
+  get ``limit`` rows. The walk orders by the half-precision distance (what the index holds);
+  the distance returned is the float32 one from the stored column, so scores are the exact
+  cosine whichever branch answered;
 * the exact search runs only when ``approximate`` returned fewer than ``limit`` rows: a small
   scope, a filter so narrow that the iterative scan gave up first (``MAX_SCAN_TUPLES``), or no
   index (the approximate branch is then an exact scan already, and answers).
 
-The pgvector settings (``SETTINGS``: ``hnsw.ef_search``, ``hnsw.iterative_scan``,
-``hnsw.max_scan_tuples``) are set for the transaction by the statement that sets its scope
-(``PostgresDatabase.transaction(settings=...)``). Approximate means a near neighbour may be
-missed: recall@10 against exact, with filters, is measured in
-tests/storage/test_postgres_hnsw.py and docs/benchmarks-postgres-scale.md.
+The settings (``hnsw_settings``: ``hnsw.ef_search``, ``hnsw.iterative_scan``,
+``hnsw.max_scan_tuples``, and no parallel workers: on 2 cores a parallel plan for the exact
+branch cost more than it saved) are set for the transaction by the statement that sets its
+scope (``PostgresDatabase.transaction(settings=...)``). Approximate means a near neighbour may
+be missed: recall@10 against exact, with filters, is measured in
+tests/storage/test_postgres_hnsw.py, scripts/pg_vector_scale.py and
+docs/benchmarks-postgres-scale.md.
 """
 
 from __future__ import annotations
@@ -41,6 +52,9 @@ EXACT_MAX = 10_000
 """Up to this many rows in scope the vector leg is exact (as SQLite's index is)."""
 EF_SEARCH = 100
 """HNSW candidate list (``hnsw.ef_search``), at least the number of rows asked for."""
+EF_SEARCH_MAX = 1000
+"""pgvector's ceiling for ``hnsw.ef_search`` (a larger value is an error); a search for more
+rows still gets them, from the iterative scan."""
 ITERATIVE_SCAN = "relaxed_order"
 """pgvector 0.8's iterative scan: filters still get ``limit`` rows; relaxed order (better
 recall than strict, per pgvector's README) is re-sorted here."""
@@ -49,43 +63,56 @@ MAX_SCAN_TUPLES = 20_000
 
 
 def hnsw_settings(limit: int) -> dict[str, str]:
-    """pgvector's scan settings for one search of ``limit`` rows (transaction-local)."""
+    """The leg's settings for one search of ``limit`` rows (transaction-local): pgvector's
+    scan, and no parallel workers (the exact branch's parallel plan cost more than it saved
+    on 2 cores, and the index scan never runs in parallel)."""
     return {
         "hnsw.iterative_scan": ITERATIVE_SCAN,
-        "hnsw.ef_search": str(max(limit, EF_SEARCH)),
+        "hnsw.ef_search": str(min(max(limit, EF_SEARCH), EF_SEARCH_MAX)),
         "hnsw.max_scan_tuples": str(MAX_SCAN_TUPLES),
+        "max_parallel_workers_per_gather": "0",
     }
 
 
-def vector_statement(where: LiteralString, dim: int) -> sql.Composed:
+def vector_statement(where: LiteralString, dim: int, *, counted: bool = False) -> sql.Composed:
     """The whole leg as one statement (see the module doc). ``where`` is ``filter_sql``'s
-    clause. The cast and the ``vector_dims`` predicate spell the index's expression and WHERE
-    clause exactly, with the dimension as a literal (a parameter would not prove the partial
-    index's predicate), so the planner can use it. Parameters: ``vector_parameters``."""
+    clause; ``counted``: the filter narrows the scope (``MemoryFilter.is_narrowing``), so its
+    size is counted rather than read from the statistics. The casts and the ``vector_dims``
+    predicate spell the index's expression and WHERE clause exactly, with the dimension as a
+    literal (a parameter would not prove the partial index's predicate), so the planner can
+    use it. Parameters: ``vector_parameters``."""
+    in_dims: LiteralString = "m.context_id = ANY((SELECT ids FROM dims)::text[])"
+    live: LiteralString = "m.deleted_at IS NULL AND m.embedding_status = 'ready'"
     scope = sql.SQL(
-        where + " AND m.context_id = ANY((SELECT ids FROM dims)::text[]) AND m.deleted_at IS NULL "
-        "AND m.embedding_status = 'ready' AND vector_dims(m.embedding) = {dim}"
+        where + " AND " + in_dims + " AND " + live + " AND vector_dims(m.embedding) = {dim}"
     ).format(dim=sql.Literal(dim))
+    if counted:  # plain columns only: the embeddings stay in their TOAST table
+        rows: LiteralString = where + " AND " + in_dims + " AND " + live
+        large = sql.SQL(
+            "SELECT count(*) > {exact_max} AS yes FROM "
+            "(SELECT 1 FROM memories m WHERE " + rows + " LIMIT {exact_max_1}) s"
+        ).format(exact_max=sql.Literal(EXACT_MAX), exact_max_1=sql.Literal(EXACT_MAX + 1))
+    else:
+        large = sql.SQL(
+            "SELECT coalesce(sum(s.n), 0) > {exact_max} AS yes FROM lexical_scope_stats s "
+            "WHERE s.workspace_id = %s AND s.context_id = ANY((SELECT ids FROM dims)::text[])"
+        ).format(exact_max=sql.Literal(EXACT_MAX))
     return sql.SQL(
         "WITH dims AS (SELECT coalesce(array_agg(c.id), '{{}}') AS ids FROM contexts c "
         "WHERE c.workspace_id = %s AND c.id = ANY(%s) AND c.embedding_dim = {dim}), "
-        "large AS (SELECT count(*) > {exact_max} AS yes FROM "
-        "(SELECT 1 FROM memories m WHERE {scope} LIMIT {exact_max_1}) s), "
+        "large AS ({large}), "
         "approximate AS MATERIALIZED (SELECT m.id, "
         "m.embedding::vector({dim}) <=> %s::vector({dim}) AS distance FROM memories m "
-        "WHERE (SELECT yes FROM large) AND {scope} ORDER BY distance LIMIT %s), "
+        "WHERE (SELECT yes FROM large) AND {scope} "
+        "ORDER BY l2_normalize(m.embedding)::halfvec({dim}) "
+        "<=> l2_normalize(%s::vector({dim}))::halfvec({dim}) LIMIT %s), "
         "found AS (SELECT count(*) AS n FROM approximate) "
         "SELECT id, distance FROM approximate WHERE (SELECT n FROM found) >= %s "
         "UNION ALL "
         "(SELECT m.id, m.embedding <=> %s::vector AS distance FROM memories m "
         "WHERE (SELECT n FROM found) < %s AND {scope} "
         'ORDER BY distance, m.id COLLATE "C" LIMIT %s)'
-    ).format(
-        dim=sql.Literal(dim),
-        exact_max=sql.Literal(EXACT_MAX),
-        exact_max_1=sql.Literal(EXACT_MAX + 1),
-        scope=scope,
-    )
+    ).format(dim=sql.Literal(dim), large=large, scope=scope)
 
 
 def vector_parameters(
@@ -94,12 +121,14 @@ def vector_parameters(
     filter_params: Sequence[Any],
     vector: str,
     limit: int,
+    *,
+    counted: bool = False,
 ) -> list[Any]:
-    """``vector_statement``'s parameters, in order."""
+    """``vector_statement``'s parameters, in order (``counted`` as given to it)."""
     return [
         workspace_id, list(context_ids),  # dims
-        *filter_params,  # large
-        vector, *filter_params, limit,  # approximate
+        *(filter_params if counted else [workspace_id]),  # large
+        vector, *filter_params, vector, limit,  # approximate
         limit,  # approximate enough?
         vector, limit, *filter_params, limit,  # exact
     ]  # fmt: skip
@@ -119,8 +148,10 @@ def vector_search(
     dim = int(query.shape[0])
     # Superseded memories are left out unless asked for, as on SQLite.
     where, params = filter_sql(workspace_id, context_ids, flt)
-    statement = vector_statement(where, dim)
-    arguments = vector_parameters(workspace_id, context_ids, params, encode_vector(query), limit)
+    counted = flt.is_narrowing
+    statement = vector_statement(where, dim, counted=counted)
+    vector = encode_vector(query)
+    arguments = vector_parameters(workspace_id, context_ids, params, vector, limit, counted=counted)
     with db.transaction(workspace_id, settings=hnsw_settings(limit)) as conn:
         rows = conn.execute(statement, arguments).fetchall()
     # Relaxed order: nearly sorted by distance; ties by id as the exact branch orders them.
