@@ -54,9 +54,18 @@ def test_a_narrow_score_lead_does_not_outvote_both_legs_order() -> None:
 
 
 def test_equal_scores_share_a_rank() -> None:
-    legs = {"lexical": leg(("x", 3.0), ("y", 3.0), ("z", 1.0))}
-    ranked = add_rank_term({"x": 0.0, "y": 0.0, "z": 0.0}, legs, {"lexical": 1.0}, {"lexical": 1.0})
+    legs = {"lexical": leg(("x", 3.0), ("y", 3.0), ("z", 1.0)), "vector": leg(("w", 0.5))}
+    ranked = add_rank_term({"x": 0.0, "y": 0.0, "z": 0.0}, legs, WEIGHTS, {"lexical": 1.0})
     assert ranked == {"x": 1.0, "y": 1.0, "z": pytest.approx(1 / 3)}
+
+
+def test_one_leg_alone_is_left_as_it_was() -> None:
+    weights = {"lexical": 1.0, "vector": 0.5}
+    lexical = {"lexical": leg(("x", 3.0), ("y", 1.0))}
+    fused = fuse_weighted(lexical, weights)
+    assert add_rank_term(fused, lexical, weights, {"lexical": 1.0, "vector": 0.5}) == fused
+    empty = {**lexical, "vector": []}  # the vector leg ran and found nothing
+    assert add_rank_term(fused, empty, weights, {"lexical": 1.0, "vector": 0.5}) == fused
 
 
 def test_a_blind_leg_abstains_on_the_term_too() -> None:

@@ -87,8 +87,12 @@ def add_rank_term(
     the language view included), so a leg fusion trusts less also ranks less. A memory a leg
     is ``blind`` to has its other legs' terms scaled up as ``fuse_weighted`` scales its
     score, so a leg that abstains costs nothing here either. Legs absent from
-    ``rank_weights`` (or at 0) add nothing: all at 0 returns ``fused`` unchanged.
+    ``rank_weights`` (or at 0) add nothing: all at 0 returns ``fused`` unchanged, and so
+    does a search where fewer than two legs found anything (one leg's order is its scores'
+    order already: nothing to weigh, and single-leg recalls stay as they were).
     """
+    if sum(1 for hits in legs.values() if hits) < 2:
+        return dict(fused)
     total = sum(weights.get(leg, 1.0) for leg in legs)
     unseen: dict[str, float] = {}
     for leg, memory_ids in (blind or {}).items():
