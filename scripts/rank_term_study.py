@@ -21,7 +21,9 @@ Variant names: ``rr<w>`` the product's ``add_rank_term`` with both legs' rank we
 ``w × Σ leg weight × (1 + c) / (c + rank)`` (flatter); ``top1_<w>`` only a leg's first place
 counts; ``lex<w>`` / ``vec<w>`` the term from one leg only; ``ab<a>_<b>`` both, ``a`` for the
 lexical leg's term and ``b`` for the vector leg's; ``product`` recall as shipped (the
-context's own ``lexical_rank_weight`` / ``vector_rank_weight``).
+context's own ``lexical_rank_weight`` / ``vector_rank_weight``); ``jaoff<a>_<b>``,
+``javec<a>_<b>``, ``jahalf<a>_<b>``: ``ab<a>_<b>`` for a question not in Japanese
+(``language_of``) and, for one in Japanese, no term / the vector leg's alone / both halved.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from kioku.eval.retrieval import run_retrieval
 from kioku.models import RecallRequest
 from kioku.runtime import open_runtime
 from kioku.search.fusion import add_rank_term, fuse_weighted, leg_ranks
+from kioku.search.language import language_of
 from kioku.settings import Settings
 from kioku.signals import ScoredId
 
@@ -58,7 +61,11 @@ _ORIG_RUN_LEGS = recall_mod.RecallService._run_legs
 _MEMO: dict[Any, Any] = {}
 
 
+_QUERY = [""]
+
+
 def _memo_run_legs(self, scope, request, flt, depth, legs):
+    _QUERY[0] = request.query
     key = (tuple(r.id for r in scope), request.query, repr(flt), depth, legs)
     if key not in _MEMO:
         _MEMO[key] = _ORIG_RUN_LEGS(self, scope, request, flt, depth, legs)
@@ -107,6 +114,20 @@ def variant(name: str) -> Term:
         return _general(float(w), lambda r: (1.0 + cc) / (cc + r))
     if name.startswith("top1_"):
         return _general(float(name[5:]), lambda r: 1.0 if r == 1 else 0.0)
+    if name.startswith("ja"):  # ja<how><lexical>_<vector>: ab<lexical>_<vector>, but for a
+        # query in Japanese (language_of) ``off``: no term, ``vec``: the vector leg's alone,
+        # ``half``: both at half
+        how = next(h for h in ("off", "vec", "half") if name[2:].startswith(h))
+        a, b = (float(x) for x in name[2 + len(how) :].split("_"))
+        other = variant(f"ab{a}_{b}")
+        ja = {
+            "off": variant("rr0"),
+            "vec": variant(f"vec{b}"),
+            "half": variant(f"ab{a / 2}_{b / 2}"),
+        }[how]
+        return lambda fused, ran, weights, blind: (ja if language_of(_QUERY[0]) == "ja" else other)(
+            fused, ran, weights, blind
+        )
     if name.startswith("ab"):  # ab<lexical>_<vector>: a weight of its own for each leg's term
         a, b = (float(x) for x in name[2:].split("_"))
         lex, vec = (

@@ -4,7 +4,8 @@ The failure it guards against: min-max fusion reads only how the legs' scores ar
 memory a leg ranks first can end below one that both legs rank second or third. With the
 default rank weights (``lexical_rank_weight`` 1, ``vector_rank_weight`` 0.5) each leg's own
 order has a say and the memory a leg ranks first wins these; with both at 0, recall fuses
-scores only, as before, and the runner-up comes first.
+scores only, as before, and the runner-up comes first. A question in Japanese is fused by
+scores alone either way.
 
 The memories are the golden set's documents (``kioku/eval/data/golden.yaml``, committed), all
 in one context, so each question meets the set's whole crowd of near misses: English and
@@ -28,19 +29,10 @@ pytestmark = pytest.mark.integration
 API = "/api/v1"
 SCORES_ONLY = {"lexical_rank_weight": 0, "vector_rank_weight": 0}
 
-# (question, what answers it, what fusing scores only puts first, which leg ranks the
-# answer first)
+# English question, Japanese answer: the lexical leg cannot see it; the English note that
+# shares "year-end" had won on its lexical first place. (question, what answers it, what fusing
+# scores only puts first, which leg ranks the answer first)
 CASES = [
-    # Japanese, about the past: the lexical leg's first (the old weekly slot) had lost to the
-    # new slot, which both legs rank second or third.
-    (
-        "以前は週次ミーティングを何曜日にやっていた？",
-        "週次の定例会議は月曜日の午前11時から会議室Aで行う。",
-        "週次定例は火曜日の午後2時からに変更され、オンラインで開催する。",
-        "lexical",
-    ),
-    # English question, Japanese answer: the lexical leg cannot see it; the English note that
-    # shares "year-end" had won on its lexical first place.
     (
         "When is the year-end party?",
         "忘年会は十二月二十日に新宿の居酒屋で開く。",
@@ -48,6 +40,15 @@ CASES = [
         "vector",
     ),
 ]
+# A question in Japanese is fused by scores alone whatever the rank weights (the lexical leg
+# reads it as Sudachi short units; on JSQuAD and the golden `japanese` bucket the term only
+# cost). Here the lexical leg ranks the answer (the old weekly slot) first and the term would
+# have put it on top; without it the new slot, which both legs rank second or third, stays
+# first in both contexts: the price of the rule, measured in docs/benchmarks.md.
+JAPANESE = (
+    "以前は週次ミーティングを何曜日にやっていた？",
+    "週次定例は火曜日の午後2時からに変更され、オンラインで開催する。",
+)
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +97,9 @@ def test_a_legs_first_place_is_not_outvoted_by_the_spread_of_scores(
         assert top["summary"] == answer, (query, top)
         assert top["score_breakdown"][f"{leg}_rank"] == 1
         assert first(client, "scores-only", query)["summary"] == runner_up, query
+    query, scores_first = JAPANESE
+    for context in ("ranked", "scores-only"):
+        assert first(client, context, query)["summary"] == scores_first, context
 
 
 def test_rank_weights_are_validated(client: SyncASGIClient) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from kioku.search.language import language_of
 from kioku.signals import ScoredId
 
 
@@ -109,3 +110,20 @@ def add_rank_term(
             scale = total / (total - missing) if 0 < missing < total else 1.0
             out[memory_id] = out.get(memory_id, 0.0) + share * scale / rank
     return out
+
+
+def query_rank_weights(query: str, lexical: float, vector: float) -> dict[str, float]:
+    """The rank weights ``query`` is fused with: the context's ``lexical`` / ``vector``, except
+    for a query in Japanese (``language_of``), which gets none (fusion by scores alone).
+
+    The term was chosen for a failure measured on English (a lexical first place, clear of the
+    rest, lost to a short chat line in the two legs' score spread). A Japanese query reaches the
+    lexical leg as Sudachi short units, compounds cut into pieces many memories share, and
+    there the lexical leg's first place is what the term should not push: on JSQuAD, where
+    scores alone already rank above both legs, the term only cost (recall@1 0.900 -> 0.891),
+    and on the golden ``japanese`` bucket it put two wrong lexical firsts on top. Measured in
+    docs/benchmarks.md (the rank term, 2026-12-04).
+    """
+    if language_of(query) == "ja":
+        return {}
+    return {"lexical": lexical, "vector": vector}
