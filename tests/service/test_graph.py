@@ -199,8 +199,14 @@ def test_graph_boost_is_off_by_default_and_only_reorders_candidates(
     plain = runtime.recall.recall(principal, "default", request)
     assert plain.results[0].score_breakdown.graph is None
     first, *_ = plain.results
+    # Each end of the edge gains β × the other end's score / the top score: ``low`` gets the
+    # full boost from ``top``, and ``top`` what ``low`` scored (the rank term of fusion gives
+    # a memory every leg ranks last a score above 0).
+    score = {h.id: h.score for h in plain.results}
+    partner = {top: low, low: top}
     factor = {
-        h.id: (2.0 if h.id != first.id and h.id in (top, low) else 1.0) for h in plain.results
+        h.id: 1.0 + score[partner[h.id]] / first.score if h.id in partner else 1.0
+        for h in plain.results
     }
     expected = sorted(plain.results, key=lambda h: (-h.score * factor[h.id], h.id))
     runtime.contexts.update_context(
@@ -208,5 +214,7 @@ def test_graph_boost_is_off_by_default_and_only_reorders_candidates(
     )
     boosted = runtime.recall.recall(principal, "default", request)
     assert [h.id for h in boosted.results] == [h.id for h in expected]
-    assert {h.id: h.score_breakdown.graph for h in boosted.results} == factor
+    graph = {h.id: h.score_breakdown.graph for h in boosted.results}
+    assert graph == pytest.approx(factor, abs=1e-6)
+    assert factor[low] == pytest.approx(2.0)
     assert {mid, low, top} == set(factor)

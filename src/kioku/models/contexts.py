@@ -76,6 +76,13 @@ class SearchConfig(InputModel):
     vector_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
     graph_boost: float = Field(default=0.0, ge=0.0, le=1.0, allow_inf_nan=False)
     """Mix graph neighbours of the top results into the ranking (0: off; see docs/graph.md)."""
+    lexical_rank_weight: float = Field(default=1.0, ge=0.0, le=10.0, allow_inf_nan=False)
+    vector_rank_weight: float = Field(default=0.5, ge=0.0, le=10.0, allow_inf_nan=False)
+    """The rank term of weighted fusion: each candidate also gains, per leg, ``rank weight ×
+    leg weight / its rank in that leg`` (``kioku.search.fusion.add_rank_term``), so a leg's
+    first place is not outvoted by how the legs' scores are spread (both 0: scores only; a
+    question in Japanese is always fused by scores only, ``query_rank_weights``;
+    docs/concepts.md, *How recall ranks*)."""
     leg_trust: Literal["fixed", "sharpness"] = "sharpness"
     """``sharpness``: the lexical leg's weight follows how far its best hit stands out from
     the rest of its hits (``kioku.search.leg_trust``); ``fixed``: the weights as set."""

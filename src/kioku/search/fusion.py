@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from kioku.search.language import language_of
 from kioku.signals import ScoredId
 
 
@@ -67,3 +68,62 @@ def fuse_weighted(
         if memory_id in fused and weight < total:
             fused[memory_id] *= total / (total - weight)
     return fused
+
+
+def add_rank_term(
+    fused: Mapping[str, float],
+    legs: Mapping[str, Sequence[ScoredId]],
+    weights: Mapping[str, float],
+    rank_weights: Mapping[str, float],
+    blind: Mapping[str, Collection[str]] | None = None,
+) -> dict[str, float]:
+    """``fused`` plus a term from each candidate's rank in each leg: ``Σ rank_weight(leg) ×
+    weight(leg) / rank`` (tie-aware ranks: a leg's first gains ``rank_weight × weight``, its
+    second half that, its tenth a tenth).
+
+    Min-max scores say how far ahead of the rest each hit is, and how the two legs' scores
+    happen to be spread can outvote their order: a memory the lexical leg ranks first and
+    clear of the rest may end below one both legs ranked second or third. The rank term gives
+    each leg's own order a say; ``weights`` are the leg weights fusion used (leg trust and
+    the language view included), so a leg fusion trusts less also ranks less. A memory a leg
+    is ``blind`` to has its other legs' terms scaled up as ``fuse_weighted`` scales its
+    score, so a leg that abstains costs nothing here either. Legs absent from
+    ``rank_weights`` (or at 0) add nothing: all at 0 returns ``fused`` unchanged, and so
+    does a search where fewer than two legs found anything (one leg's order is its scores'
+    order already: nothing to weigh, and single-leg recalls stay as they were).
+    """
+    if sum(1 for hits in legs.values() if hits) < 2:
+        return dict(fused)
+    total = sum(weights.get(leg, 1.0) for leg in legs)
+    unseen: dict[str, float] = {}
+    for leg, memory_ids in (blind or {}).items():
+        if leg in legs:
+            for memory_id in memory_ids:
+                unseen[memory_id] = unseen.get(memory_id, 0.0) + weights.get(leg, 1.0)
+    out = dict(fused)
+    for leg, hits in legs.items():
+        share = rank_weights.get(leg, 0.0) * weights.get(leg, 1.0)
+        if share <= 0:
+            continue
+        for memory_id, rank in leg_ranks(hits).items():
+            missing = unseen.get(memory_id, 0.0)
+            scale = total / (total - missing) if 0 < missing < total else 1.0
+            out[memory_id] = out.get(memory_id, 0.0) + share * scale / rank
+    return out
+
+
+def query_rank_weights(query: str, lexical: float, vector: float) -> dict[str, float]:
+    """The rank weights ``query`` is fused with: the context's ``lexical`` / ``vector``, except
+    for a query in Japanese (``language_of``), which gets none (fusion by scores alone).
+
+    The term was chosen for a failure measured on English (a lexical first place, clear of the
+    rest, lost to a short chat line in the two legs' score spread). A Japanese query reaches the
+    lexical leg as Sudachi short units, compounds cut into pieces many memories share, and
+    there the lexical leg's first place is what the term should not push: on JSQuAD, where
+    scores alone already rank above both legs, the term only cost (recall@1 0.900 -> 0.891),
+    and on the golden ``japanese`` bucket it put two wrong lexical firsts on top. Measured in
+    docs/benchmarks.md (the rank term, 2026-12-04).
+    """
+    if language_of(query) == "ja":
+        return {}
+    return {"lexical": lexical, "vector": vector}

@@ -18,7 +18,13 @@ from kioku.models import (
     SearchConfig,
 )
 from kioku.search.confidence import judge_confidence
-from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
+from kioku.search.fusion import (
+    add_rank_term,
+    fuse_rrf,
+    fuse_weighted,
+    leg_ranks,
+    query_rank_weights,
+)
 from kioku.search.leg_trust import trusted_weights
 from kioku.search.past import query_tense
 from kioku.search.rerank import rerank_factor
@@ -157,6 +163,10 @@ class RecallService:
             weights = trusted_weights(ran, weights)
         if config.fusion == "weighted":
             ranking.fused = fuse_weighted(ran, weights, view.blind)
+            rank_weights = query_rank_weights(
+                request.query, config.lexical_rank_weight, config.vector_rank_weight
+            )
+            ranking.fused = add_rank_term(ranking.fused, ran, weights, rank_weights, view.blind)
         else:
             ranking.fused = fuse_rrf(ran, weights, config.rrf_k)
         if not ranking.fused:
