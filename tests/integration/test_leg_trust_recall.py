@@ -11,15 +11,9 @@ lexical leg's weight follows how far its best hit stands out, and the answer com
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from kioku.api import create_app
-from kioku.embeddings.bundled import BundledEmbedder
-from kioku.runtime import open_runtime
-from tests.conftest import SyncASGIClient, backend_settings, portal_client
+from tests.conftest import SyncASGIClient
 
 pytestmark = pytest.mark.integration
 API = "/api/v1"
@@ -57,18 +51,6 @@ STRAY = [
     ("en", "What is the deadline for the three-monthly summary?", ENGLISH[5], ENGLISH[7]),
     ("ja", "スマホアプリを出すときは誰に聞けばいい？", JAPANESE[8], JAPANESE[10]),
 ]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def client(
-    request: pytest.FixtureRequest, tmp_path: Path, bundled: BundledEmbedder
-) -> Iterator[SyncASGIClient]:
-    runtime = open_runtime(backend_settings(request, tmp_path), embedder=bundled)
-    try:
-        with portal_client(create_app(runtime=runtime)) as client:
-            yield client
-    finally:
-        runtime.close()
 
 
 def fill(client: SyncASGIClient, name: str, texts: list[str], config: dict | None) -> None:

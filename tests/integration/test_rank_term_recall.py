@@ -14,16 +14,10 @@ Japanese, rules, chat lines, versions of one fact.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from kioku.api import create_app
-from kioku.embeddings.bundled import BundledEmbedder
 from kioku.eval.golden import load_golden
-from kioku.runtime import open_runtime
-from tests.conftest import SyncASGIClient, backend_settings, portal_client
+from tests.conftest import SyncASGIClient
 
 pytestmark = pytest.mark.integration
 API = "/api/v1"
@@ -54,18 +48,6 @@ JAPANESE = (
 @pytest.fixture(scope="module")
 def summaries() -> list[str]:
     return [doc.summary for doc in load_golden().documents]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def client(
-    request: pytest.FixtureRequest, tmp_path: Path, bundled: BundledEmbedder
-) -> Iterator[SyncASGIClient]:
-    runtime = open_runtime(backend_settings(request, tmp_path), embedder=bundled)
-    try:
-        with portal_client(create_app(runtime=runtime)) as client:
-            yield client
-    finally:
-        runtime.close()
 
 
 def fill(client: SyncASGIClient, name: str, texts: list[str], config: dict | None) -> None:

@@ -59,15 +59,25 @@ def fuse_weighted(
             normalised = (hit.score - low) / span if span > 0 else 1.0
             fused[hit.memory_id] = fused.get(hit.memory_id, 0.0) + weight * normalised
     total = sum(weights.get(leg, 1.0) for leg in legs)
+    unseen = abstaining_weight(legs, weights, blind)
+    for memory_id, weight in unseen.items():
+        if memory_id in fused and weight < total:
+            fused[memory_id] *= total / (total - weight)
+    return fused
+
+
+def abstaining_weight(
+    legs: Mapping[str, Sequence[ScoredId]],
+    weights: Mapping[str, float],
+    blind: Mapping[str, Collection[str]] | None,
+) -> dict[str, float]:
+    """Per memory, the summed weight of the searched legs that are ``blind`` to it."""
     unseen: dict[str, float] = {}
     for leg, memory_ids in (blind or {}).items():
         if leg in legs:
             for memory_id in memory_ids:
                 unseen[memory_id] = unseen.get(memory_id, 0.0) + weights.get(leg, 1.0)
-    for memory_id, weight in unseen.items():
-        if memory_id in fused and weight < total:
-            fused[memory_id] *= total / (total - weight)
-    return fused
+    return unseen
 
 
 def add_rank_term(
@@ -95,11 +105,7 @@ def add_rank_term(
     if sum(1 for hits in legs.values() if hits) < 2:
         return dict(fused)
     total = sum(weights.get(leg, 1.0) for leg in legs)
-    unseen: dict[str, float] = {}
-    for leg, memory_ids in (blind or {}).items():
-        if leg in legs:
-            for memory_id in memory_ids:
-                unseen[memory_id] = unseen.get(memory_id, 0.0) + weights.get(leg, 1.0)
+    unseen = abstaining_weight(legs, weights, blind)
     out = dict(fused)
     for leg, hits in legs.items():
         share = rank_weights.get(leg, 0.0) * weights.get(leg, 1.0)
