@@ -73,6 +73,18 @@ def test_only_versions_of_one_fact_move(change: dict) -> None:
     assert order_versions(ranked, found, past=False) == (ranked, {})
 
 
+def test_a_memory_that_is_a_version_of_one_member_only_does_not_join_the_group() -> None:
+    # "rooms" is close to both in vector and shares a word (5433) with the old version only:
+    # a chain old-new, old-rooms used to make one group of three, and the newest ("rooms")
+    # took first place. Every two members of a group must be versions of each other.
+    rooms = signals("5433 rooms booked", unit(1, 0.06, 0, 0, 0), 60)
+    ranked = rank("old", "new", "tea", "wifi", "rooms", scores=(2.0, 1.8, 0.9, 0.8, 0.7))
+    found = {"old": OLD, "new": NEW, "rooms": rooms, **OTHERS}
+    reordered, factors = order_versions(ranked, found, past=False)
+    assert reordered == [(2.0, "new"), (1.8, "old"), *ranked[2:]]
+    assert set(factors) == {"new", "old"}
+
+
 def test_versions_the_ranking_does_not_stand_behind_are_left_alone() -> None:
     ranked = rank("tea", "wifi", "ci", "old", "new", scores=(2.0, 1.9, 1.8, 0.5, 0.4))
     found = {"old": OLD, "new": NEW, **OTHERS}

@@ -14,7 +14,13 @@ Two candidates are **versions of one fact** when all of these hold:
 - their summaries share words, Jaccard of their token sets ≥ ``MIN_OVERLAP`` (the same
   subject named: the vector alone puts "Alice likes tea" near "Bob likes coffee").
 
-Versions link into groups (connected components of that relation). A group acts only when the
+Versions form groups in which **every two members are versions of each other**, built from the
+best-placed candidate down: a candidate joins the first group all of whose members it is a
+version of. Linking by chains instead (connected components) let a memory close to only one
+member join the whole group: a note on booking meeting rooms (会議室), a version of nothing
+but the old weekly-meeting note, joined it and the current one and, being newest, took first
+place for 毎週のチームミーティングはいつ？, pushing the current note from second to seventh
+(docs/benchmarks.md, 2026-12-04 "Hybrid below its legs"). A group acts only when the
 ranking stands behind its best member (``standing.stands``): the order of versions far below
 the answer matters to nobody. It keeps the places its members hold and the scores of those
 places; only who sits where changes: newest first (oldest first for a question about the
@@ -110,25 +116,31 @@ def _candidates(
 
 
 def _groups(candidates: list[_Candidate]) -> list[list[_Candidate]]:
-    """Connected components of "versions of one fact" with two or more members."""
-    parent = list(range(len(candidates)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    """Groups of two or more candidates, every two of them versions of each other, taken
+    best place first (see the module docstring)."""
+    pairs: set[tuple[int, int]] = set()
     for same_dim in _by_dimension(candidates):
         units = np.stack([candidates[i].unit for i in same_dim])
         for x, y in _close_pairs(units @ units.T):
-            a, b = candidates[same_dim[x]], candidates[same_dim[y]]
-            if _versions(a, b):
-                parent[root(same_dim[y])] = root(same_dim[x])
-    members: dict[int, list[_Candidate]] = {}
-    for i, candidate in enumerate(candidates):
-        members.setdefault(root(i), []).append(candidate)
-    return [group for group in members.values() if len(group) > 1]
+            a, b = same_dim[x], same_dim[y]
+            if _versions(candidates[a], candidates[b]):
+                pairs.add((min(a, b), max(a, b)))
+    order = sorted(range(len(candidates)), key=lambda i: candidates[i].place)
+    taken: set[int] = set()
+    groups: list[list[_Candidate]] = []
+    for first in order:
+        if first in taken:
+            continue
+        members = [first]
+        for other in order:
+            if other in taken or other in members:
+                continue
+            if all((min(other, m), max(other, m)) in pairs for m in members):
+                members.append(other)
+        if len(members) > 1:
+            taken.update(members)
+            groups.append([candidates[m] for m in members])
+    return groups
 
 
 def _by_dimension(candidates: list[_Candidate]) -> list[list[int]]:
