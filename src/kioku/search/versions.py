@@ -118,24 +118,22 @@ def _candidates(
 def _groups(candidates: list[_Candidate]) -> list[list[_Candidate]]:
     """Groups of two or more candidates, every two of them versions of each other, taken
     best place first (see the module docstring)."""
-    pairs: set[tuple[int, int]] = set()
+    close: dict[int, set[int]] = {}
     for same_dim in _by_dimension(candidates):
         units = np.stack([candidates[i].unit for i in same_dim])
         for x, y in _close_pairs(units @ units.T):
             a, b = same_dim[x], same_dim[y]
             if _versions(candidates[a], candidates[b]):
-                pairs.add((min(a, b), max(a, b)))
-    order = sorted(range(len(candidates)), key=lambda i: candidates[i].place)
+                close.setdefault(a, set()).add(b)
+                close.setdefault(b, set()).add(a)
     taken: set[int] = set()
     groups: list[list[_Candidate]] = []
-    for first in order:
+    for first in sorted(close, key=lambda i: candidates[i].place):
         if first in taken:
             continue
         members = [first]
-        for other in order:
-            if other in taken or other in members:
-                continue
-            if all((min(other, m), max(other, m)) in pairs for m in members):
+        for other in sorted(close[first] - taken, key=lambda i: candidates[i].place):
+            if all(other in close[m] for m in members[1:]):
                 members.append(other)
         if len(members) > 1:
             taken.update(members)
