@@ -128,21 +128,26 @@ class LexicalScoring:
         return [weight * (K1 + 1) * tf * (1 + 1e-9), tf + K1 * (1 - B), K1 * B / self.avgdl]
 
     def _bounded(
-        self, tsquery: str, *, depth: int | None = None, floor: float = -1.0
+        self, tsquery: str, *, depth: int | None = None, floor: float | None = None
     ) -> list[DictRow]:
-        """The candidates' bounds, best first (at most ``depth``, at least ``floor``), each
-        with its exact score."""
+        """The candidates' bounds, best first (at most ``depth``, or every one at least
+        ``floor``), each with its exact score."""
         bound, bound_params = self._bounds()
+        # OFFSET 0 keeps the subquery whole: a floor on its bound is then a filter on the
+        # computed column, not a second evaluation of the expression in the scan.
+        floor_clause: LiteralString = "" if floor is None else "WHERE b.bound >= %s "
+        floor_params = [] if floor is None else [floor]
         return self.conn.execute(
             "WITH w AS (SELECT %s::text[] AS terms, %s::float8[] AS idf), "
             "c AS MATERIALIZED (SELECT * FROM (SELECT m.id, m.lexical_tokens, "
             f"m.lexical_length, ({bound})::float8 AS bound FROM memories m "
-            f"WHERE {self.where} AND m.lexical_tokens @@ %s::tsquery) b "
-            'WHERE b.bound >= %s ORDER BY b.bound DESC, b.id COLLATE "C" LIMIT %s) '
+            f"WHERE {self.where} AND m.lexical_tokens @@ %s::tsquery OFFSET 0) b "
+            + floor_clause
+            + 'ORDER BY b.bound DESC, b.id COLLATE "C" LIMIT %s) '
             f"SELECT m.id, m.bound, {_EXACT_SCORE} AS score FROM c m, w",
             (
-                self.terms, self.weights, *bound_params, *self.params, tsquery, floor, depth,
-                K1 + 1, K1, B, B, self.avgdl,
+                self.terms, self.weights, *bound_params, *self.params, tsquery,
+                *floor_params, depth, K1 + 1, K1, B, B, self.avgdl,
             ),
         ).fetchall()  # fmt: skip
 
