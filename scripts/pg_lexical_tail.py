@@ -224,6 +224,8 @@ def measure(store: PostgresStore, ws: str, ctx: str, args: argparse.Namespace) -
             "today, pairs share 0.25": today_with(PAIRS_SHARE=0.25),
             "today, pairs share 1": today_with(PAIRS_SHARE=1),
             "today, parallel workers allowed": today_with(LEXICAL_SETTINGS={"jit": "off"}),
+            "today, cheapest sets first (0.25)": today_with(CHEAP_FIRST=0.25),
+            "today, cheapest sets first (0.5)": today_with(CHEAP_FIRST=0.5),
         }
     if args.only:
         wanted = args.only.split(";")

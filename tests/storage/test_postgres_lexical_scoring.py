@@ -5,6 +5,7 @@ case is checked against BM25 computed here from the texts."""
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from kioku.storage import open_store
 from kioku.storage.postgres import PostgresStore, lexical_scoring
+from kioku.storage.postgres import search as pg_search
 from kioku.storage.records import MemoryFilter
 from tests.storage.conftest import empty_postgres_database
 from tests.storage.test_contract import new_context, new_memory
@@ -155,3 +157,43 @@ def test_deleted_memories_searched_too_are_bounded_by_saturation(
     expected = _bm25(texts, ["alpha"], {key: id_ for id_, key in keys.items()})
     hits = pg.lexical_search(ws, [ctx], ["alpha"], MemoryFilter(include_deleted=True), 7)
     assert [keys[h.memory_id] for h in hits] == [key for key, _ in expected[:7]]
+
+
+@pytest.mark.parametrize("cheap_first", [0.0, 0.5])
+def test_cutoff_and_certificate_answer_as_bm25_on_random_corpora(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch, cheap_first: float
+) -> None:
+    """400 memories over a skewed vocabulary, a budget of 20 postings so that the cutoff, the
+    certificate (its cheapest sets first or not) and the conjunctive pass all run: whenever
+    the certificate could search, the top 10 is BM25's, ids, order and scores."""
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(30)]
+    weights = [1 / (i + 1) for i in range(30)]
+    texts = {
+        f"m{i:03d}": " ".join(rng.choices(vocabulary, weights, k=rng.randint(3, 12)))
+        for i in range(400)
+    }
+    ws, ctx, keys = _load(pg, texts)
+    ids = {key: id_ for id_, key in keys.items()}
+    monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 20)
+    monkeypatch.setattr(pg_search, "CERTIFICATE_POSTINGS", 10**9)
+    monkeypatch.setattr(pg_search, "MAX_GROUPS", 10**6)
+    monkeypatch.setattr(pg_search, "CHEAP_FIRST", cheap_first)
+    searched = 0
+    plan_of = pg_search.certificate_plan
+
+    def spy(*args: Any) -> pg_search.CertificatePlan:
+        nonlocal searched
+        plan = plan_of(*args)
+        searched += plan.outcome == "search"
+        return plan
+
+    monkeypatch.setattr(pg_search, "certificate_plan", spy)
+    for _ in range(40):
+        query = rng.sample(vocabulary, rng.randint(2, 5))
+        expected = _bm25(texts, query, ids)[:10]
+        hits = pg.lexical_search(ws, [ctx], query, LIVE, 10)
+        assert [(keys[h.memory_id], h.score) for h in hits] == [
+            (key, pytest.approx(score)) for key, score in expected
+        ], query
+    assert searched >= 10  # the certificate's second search really ran

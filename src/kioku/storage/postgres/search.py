@@ -35,10 +35,11 @@ which the statistics do not count, uses the saturation limit idf x (k1 + 1)). Th
 left-out terms whose bounds could reach the k-th score found (at most ``MAX_GROUPS``) are
 searched too, as one conjunctive query (the OR of each set's AND, without the selecting
 terms), when the left-out terms they name have at most ``CERTIFICATE_POSTINGS`` postings in
-all (what the GIN index may read for it). Then the top k is exact BM25's (ties aside);
-otherwise a memory sharing nothing but common words with the query may be missing, as with
-the plain cutoff. Small scopes (and the LoCoMo and JSQuAD benchmarks) stay under the budget
-and score every candidate.
+all (what the GIN index may read for it), in two steps: the cheapest sets first, then only
+the sets that can still reach the k-th score they leave (``certify``). Then the top k is
+exact BM25's (ties aside); otherwise a memory sharing nothing but common words with the
+query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo and JSQuAD
+benchmarks) stay under the budget and score every candidate.
 
 When even the rarest term holds more than the budget (a number or a common verb at a million
 memories), a conjunctive pass comes first (``conjunctive_pass``): the memories holding two
@@ -82,6 +83,9 @@ MAX_GROUPS = 32
 PAIRS_SHARE = 0.5
 """The conjunctive pass runs when the memories holding two query terms are expected to be at
 most this share of the cutoff's candidates."""
+CHEAP_FIRST = 0.5
+"""When above 0, the certificate first searches its cheapest term sets (up to this share of
+the memories all of them are expected to hold), then only what can still reach the top k."""
 LEXICAL_SETTINGS = {"max_parallel_workers_per_gather": "0", "jit": "off"}
 """The leg's transaction-local settings: no parallel workers (the legs already run side by
 side on few cores), and no JIT compilation (a large candidate set's cost estimate passes
@@ -160,8 +164,7 @@ class PostgresSearchLane:
                 threshold = rows[-1][1] if len(rows) >= limit else 0.0
                 plan = certificate_plan(left, threshold, dfs)
                 if plan.outcome == "search":
-                    extra = scoring.run(encode_tsquery_groups(plan.groups, selecting))
-                    rows = sorted([*rows, *extra], key=lambda r: (-r[1], r[0].encode()))[:limit]
+                    rows = certify(scoring, rows, plan.groups, left, selecting, dfs, n)
         return [ScoredId(memory_id, score) for memory_id, score in rows]
 
     def vector_search(
@@ -173,6 +176,50 @@ class PostgresSearchLane:
         limit: int,
     ) -> list[ScoredId]:
         return vector_search(self.db, workspace_id, context_ids, query, flt, limit)
+
+
+def certify(
+    scoring: LexicalScoring,
+    rows: list[tuple[str, float]],
+    groups: list[tuple[str, ...]],
+    bounds: Mapping[str, float],
+    selecting: Sequence[str],
+    dfs: Mapping[str, int],
+    n: int,
+) -> list[tuple[str, float]]:
+    """The certificate's second search for ``groups`` (sets of left-out terms, ``bounds``
+    their shares), merged into the cutoff's ``rows``. With ``CHEAP_FIRST`` set, the groups
+    expected to hold the fewest memories are searched first; the k-th score they leave
+    (never lower) is then a stricter threshold: the term sets that can still reach it are
+    recomputed, and only those not holding an already searched set are searched."""
+    limit = scoring.limit
+    if CHEAP_FIRST <= 0 or len(groups) < 2:
+        return _merged(rows, scoring.run(encode_tsquery_groups(groups, selecting)), limit)
+    by_size = sorted(groups, key=lambda group: expected_matches([group], dfs, n))
+    total = expected_matches(groups, dfs, n)
+    first: list[tuple[str, ...]] = []
+    for group in by_size:
+        if first and expected_matches([*first, group], dfs, n) > total * CHEAP_FIRST:
+            break
+        first.append(group)
+    rows = _merged(rows, scoring.run(encode_tsquery_groups(first, selecting)), limit)
+    rest = [group for group in groups if group not in first]
+    if rest and len(rows) >= limit:
+        again = completing_groups(bounds, rows[-1][1] * (1 - 1e-9), MAX_GROUPS)
+        if again is not None:  # else the first plan's rest still covers every memory
+            searched = [set(group) for group in first]
+            rest = [g for g in again if not any(done <= set(g) for done in searched)]
+    if not rest:
+        return rows
+    return _merged(rows, scoring.run(encode_tsquery_groups(rest, selecting)), limit)
+
+
+def _merged(
+    rows: list[tuple[str, float]], extra: list[tuple[str, float]], limit: int
+) -> list[tuple[str, float]]:
+    """The best ``limit`` of both (by score, ties by id), each memory once."""
+    scored = dict(rows) | dict(extra)
+    return sorted(scored.items(), key=lambda r: (-r[1], r[0].encode()))[:limit]
 
 
 def conjunctive_pass(
