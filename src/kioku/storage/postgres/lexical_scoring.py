@@ -8,10 +8,13 @@ ranks the candidates by a cheap bound first and scores exactly only the best of 
 (``BOUND_DEPTH`` x ``limit`` + 1):
 
 * the bound of a memory of length dl is the sum, over the query terms it holds (one ``@@``
-  per term, a binary search in the tsvector), of the term's share at the largest tf any
-  memory of the scope holds it with (``max_tf``, migration 0015; the share grows with tf, so
-  that is an upper bound on every memory's share); with ``include_deleted``, whose memories
-  the statistics do not count, the saturation limit idf x (k1 + 1);
+  per term, a binary search in the tsvector), of the term's share at its tf when the tf is
+  below ``TF_LEVELS`` (told by phrase matches: ``'t' <-> 't'`` matches when tf >= 2, because
+  every writer stores a lexeme's positions as 1..tf, ``codec.encode_tokens``), else at the
+  largest tf any memory of the scope holds it with (``max_tf``, migration 0015; the share
+  grows with tf, so that is an upper bound on every memory's share); with
+  ``include_deleted``, whose memories the statistics do not count, the saturation limit
+  idf x (k1 + 1);
 * if the k-th exact score among the memories scored is above the least bound among them (the
   largest bound of every memory not scored), no memory left out can reach the top k: the
   answer is exact BM25's. Otherwise (ties at the k-th score, or bounds too loose) a second
