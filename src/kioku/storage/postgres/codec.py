@@ -75,6 +75,12 @@ def encode_tsquery(terms: list[str]) -> str:
     return " | ".join(_quote_lexeme(term) for term in terms)
 
 
+def encode_tsquery_repeated(term: str, times: int) -> str:
+    """``term`` at ``times`` consecutive positions: with positions 1..tf (``encode_tokens``),
+    a memory matches exactly when the term's tf is at least ``times``."""
+    return " <-> ".join([_quote_lexeme(term)] * times)
+
+
 def encode_tsquery_groups(groups: Sequence[Sequence[str]], excluding: Sequence[str]) -> str:
     """OR of the groups (each the AND of its terms), and none of ``excluding`` (if any)."""
     any_group = " | ".join(

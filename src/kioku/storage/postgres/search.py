@@ -11,8 +11,11 @@ Lexical leg (BM25, k1 = 1.2, b = 0.75). Each memory stores kioku's own tokens ve
 * the candidates are the memories passing the filter whose tokens match the OR of the terms
   (the GIN index again); each scores
   sum over matched terms of idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)),
-  with tf = occurrences of t in the memory and dl = its ``lexical_length`` (only the query's
-  lexemes are unnested: ``setweight`` marks them, ``ts_filter`` keeps them).
+  with tf = occurrences of t in the memory and dl = its ``lexical_length``. The statement
+  (``lexical_scoring.py``) ranks the candidates by a cheap upper bound of that sum (one
+  ``@@`` per query term, tf told apart by phrase matches) and reads the exact tf (unnesting
+  the query's lexemes) only for the best of them, proving that nothing below them can
+  reach the top k.
 
 Higher is better, ties broken by id, as on SQLite. N, avgdl and the dfs are the tenant's and
 the searched contexts' own (SQLite's FTS5 counts over the workspace's own table, all its
@@ -20,21 +23,23 @@ contexts), so another tenant's data never moves a score. They are read from the 
 tables the database keeps in every writing transaction (``lexical_stats``, migration 0013):
 one index lookup per term, however many memories hold it, and never stale.
 
-Scoring costs about ten microseconds per candidate. When the query's terms have more than
-``CANDIDATE_BUDGET`` postings in all, the rarest terms select the candidates and the common
-ones only add to their scores (``candidate_terms``; Lucene's common-terms cutoff). Then the
-cutoff checks its own answer (max-score's certificate, ``certificate_plan``): a memory
-holding none of the selecting terms can score at most the sum, over the left-out terms it
-holds, of each term's largest share (``lexical_cutoff.term_bound``: the share at the term's
-largest tf and least length per tf in the scope, kept with its df by migration 0015; a
-search that includes deleted memories, which the statistics do not count, uses the
-saturation limit idf x (k1 + 1)). The sets of left-out terms whose bounds could reach the
-k-th score found (at most ``MAX_GROUPS``) are searched too, as one conjunctive query (the
-OR of each set's AND, without the selecting terms), when the left-out terms they name have
-at most ``CERTIFICATE_POSTINGS`` postings in all (what the GIN index may read for it). Then
-the top k is exact BM25's (ties aside); otherwise a memory sharing nothing but common words
-with the query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo and
-JSQuAD benchmarks) stay under the budget and score every candidate.
+Each candidate still costs a visit of its row (a few microseconds at 1M). When the query's
+terms have more than ``CANDIDATE_BUDGET`` postings in all, the rarest terms select the
+candidates and the common ones only add to their scores (``candidate_terms``; Lucene's
+common-terms cutoff). Then the cutoff checks its own answer (max-score's certificate,
+``certificate_plan``): a memory holding none of the selecting terms can score at most the
+sum, over the left-out terms it holds, of each term's largest share
+(``lexical_cutoff.term_bound``: the share at the term's largest tf and least length per tf
+in the scope, kept with its df by migration 0015; a search that includes deleted memories,
+which the statistics do not count, uses the saturation limit idf x (k1 + 1)). The sets of
+left-out terms whose bounds could reach the k-th score found (at most ``MAX_GROUPS``) are
+searched too, as one conjunctive query (the OR of each set's AND, without the selecting
+terms), when the left-out terms they name have at most ``CERTIFICATE_POSTINGS`` postings in
+all (what the GIN index may read for it), in two steps: the cheapest sets first, then only
+the sets that can still reach the k-th score they leave (``certify``). Then the top k is
+exact BM25's (ties aside); otherwise a memory sharing nothing but common words with the
+query may be missing, as with the plain cutoff. Small scopes (and the LoCoMo and JSQuAD
+benchmarks) stay under the budget and score every candidate.
 
 When even the rarest term holds more than the budget (a number or a common verb at a million
 memories), a conjunctive pass comes first (``conjunctive_pass``): the memories holding two
@@ -50,11 +55,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, LiteralString
 
 import numpy as np
-from psycopg import Connection
-from psycopg.rows import DictRow
 
 from kioku.storage.lexical_cutoff import candidate_terms as shared_candidate_terms
 from kioku.storage.lexical_cutoff import completing_groups, expected_matches, term_bound
@@ -65,12 +67,10 @@ from kioku.storage.postgres.codec import (
 )
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.filters import filter_sql
+from kioku.storage.postgres.lexical_scoring import K1, B, LexicalScoring
 from kioku.storage.postgres.lexical_stats import LexicalCorpus, lexical_corpus
 from kioku.storage.postgres.vector_leg import vector_search
 from kioku.storage.records import MemoryFilter, ScoredId
-
-K1 = 1.2
-B = 0.75
 
 CANDIDATE_BUDGET = 5_000
 """Above this many postings over all query terms, only the rarer terms select the memories to
@@ -83,6 +83,13 @@ MAX_GROUPS = 32
 PAIRS_SHARE = 0.5
 """The conjunctive pass runs when the memories holding two query terms are expected to be at
 most this share of the cutoff's candidates."""
+CHEAP_FIRST = 0.5
+"""When above 0, the certificate first searches its cheapest term sets (up to this share of
+the memories all of them are expected to hold), then only what can still reach the top k."""
+LEXICAL_SETTINGS = {"max_parallel_workers_per_gather": "0", "jit": "off"}
+"""The leg's transaction-local settings: no parallel workers (the legs already run side by
+side on few cores), and no JIT compilation (a large candidate set's cost estimate passes
+``jit_above_cost``: compiling would cost more than the statement saves)."""
 
 
 @dataclass(frozen=True)
@@ -134,13 +141,14 @@ class PostgresSearchLane:
         if not terms or not context_ids or limit <= 0:
             return []
         where, params = filter_sql(workspace_id, context_ids, flt)
-        with self.db.transaction(workspace_id) as conn:
+        with self.db.transaction(workspace_id, settings=LEXICAL_SETTINGS) as conn:
             corpus = lexical_corpus(conn, workspace_id, context_ids, terms)
             n, dfs = corpus.n, corpus.dfs
             # A deleted memory searched with include_deleted may hold a term no live one has:
             # df counts at least the memory itself, so its idf stays finite and positive.
             weights = [idf(max(n, 1), min(max(dfs[term], 1), max(n, 1))) for term in terms]
-            scoring = _Scoring(conn, where, params, terms, weights, corpus.avgdl, limit)
+            scoring = LexicalScoring(conn, where, params, terms, weights, corpus.avgdl, limit,
+                                     None if flt.include_deleted else corpus.max_tf)  # fmt: skip
             selecting = candidate_terms(terms, dfs, limit)
             cost = sum(dfs[t] for t in selecting)
             if cost > CANDIDATE_BUDGET and not flt.include_deleted:
@@ -156,8 +164,7 @@ class PostgresSearchLane:
                 threshold = rows[-1][1] if len(rows) >= limit else 0.0
                 plan = certificate_plan(left, threshold, dfs)
                 if plan.outcome == "search":
-                    extra = scoring.run(encode_tsquery_groups(plan.groups, selecting))
-                    rows = sorted([*rows, *extra], key=lambda r: (-r[1], r[0].encode()))[:limit]
+                    rows = certify(scoring, rows, plan.groups, left, selecting, dfs, n)
         return [ScoredId(memory_id, score) for memory_id, score in rows]
 
     def vector_search(
@@ -171,49 +178,52 @@ class PostgresSearchLane:
         return vector_search(self.db, workspace_id, context_ids, query, flt, limit)
 
 
-class _Scoring:
-    """One search's BM25 scoring statement, run for a tsquery selecting the candidates."""
+def certify(
+    scoring: LexicalScoring,
+    rows: list[tuple[str, float]],
+    groups: list[tuple[str, ...]],
+    bounds: Mapping[str, float],
+    selecting: Sequence[str],
+    dfs: Mapping[str, int],
+    n: int,
+) -> list[tuple[str, float]]:
+    """The certificate's second search for ``groups`` (sets of left-out terms, ``bounds``
+    their shares), merged into the cutoff's ``rows``. With ``CHEAP_FIRST`` set, the groups
+    expected to hold the fewest memories are searched first; the k-th score they leave
+    (never lower) is then a stricter threshold: the term sets that can still reach it are
+    recomputed, and only those not holding an already searched set are searched."""
+    limit = scoring.limit
+    if CHEAP_FIRST <= 0 or len(groups) < 2:
+        return _merged(rows, scoring.run(encode_tsquery_groups(groups, selecting)), limit)
+    by_size = sorted(groups, key=lambda group: expected_matches([group], dfs, n))
+    total = expected_matches(groups, dfs, n)
+    first: list[tuple[str, ...]] = []
+    for group in by_size:
+        if first and expected_matches([*first, group], dfs, n) > total * CHEAP_FIRST:
+            break
+        first.append(group)
+    rows = _merged(rows, scoring.run(encode_tsquery_groups(first, selecting)), limit)
+    rest = [group for group in groups if group not in first]
+    if rest and len(rows) >= limit:
+        again = completing_groups(bounds, rows[-1][1] * (1 - 1e-9), MAX_GROUPS)
+        if again is not None:  # else the first plan's rest still covers every memory
+            searched = [set(group) for group in first]
+            rest = [g for g in again if not any(done <= set(g) for done in searched)]
+    if not rest:
+        return rows
+    return _merged(rows, scoring.run(encode_tsquery_groups(rest, selecting)), limit)
 
-    def __init__(
-        self,
-        conn: Connection[DictRow],
-        where: LiteralString,
-        params: Sequence[Any],
-        terms: list[str],
-        weights: list[float],
-        avgdl: float,
-        limit: int,
-    ) -> None:
-        self.conn, self.params = conn, params
-        self.where: LiteralString = where
-        self.terms, self.weights, self.limit = terms, weights, limit
-        self.avgdl = avgdl if avgdl > 0 else 1.0
 
-    def run(self, tsquery: str) -> list[tuple[str, float]]:
-        """The top ``limit`` (id, score) among the candidates matching ``tsquery``; every
-        query term counts in every score."""
-        rows = self.conn.execute(
-            "SELECT m.id, (SELECT sum(w.idf[array_position(w.terms, u.lexeme)] "
-            "* greatest(cardinality(u.positions), 1) * %s / "
-            "(greatest(cardinality(u.positions), 1) + %s * "
-            "(1 - %s + %s * m.lexical_length / %s))) "
-            # Only the query's lexemes: setweight marks them, ts_filter keeps them.
-            "FROM unnest(ts_filter(setweight(m.lexical_tokens, 'A', w.terms), '{a}')) u) "
-            "AS score "
-            "FROM memories m, (SELECT %s::text[] AS terms, %s::float8[] AS idf) w "
-            f"WHERE {self.where} AND m.lexical_tokens @@ %s::tsquery "
-            'ORDER BY score DESC, m.id COLLATE "C" LIMIT %s',
-            (
-                K1 + 1, K1, B, B, self.avgdl,
-                self.terms, self.weights,
-                *self.params, tsquery, self.limit,
-            ),
-        ).fetchall()  # fmt: skip
-        return [(row["id"], float(row["score"])) for row in rows]
+def _merged(
+    rows: list[tuple[str, float]], extra: list[tuple[str, float]], limit: int
+) -> list[tuple[str, float]]:
+    """The best ``limit`` of both (by score, ties by id), each memory once."""
+    scored = dict(rows) | dict(extra)
+    return sorted(scored.items(), key=lambda r: (-r[1], r[0].encode()))[:limit]
 
 
 def conjunctive_pass(
-    scoring: _Scoring,
+    scoring: LexicalScoring,
     bounds: Mapping[str, float],
     dfs: Mapping[str, int],
     n: int,
