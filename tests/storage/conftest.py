@@ -13,6 +13,7 @@ import pytest
 
 from kioku.storage import open_store
 from kioku.storage.base import Store
+from kioku.storage.postgres import PostgresStore
 from tests.postgres import APP_ROLE, empty_postgres_database
 from tests.sql_distribution import SqlRecorder
 
@@ -48,3 +49,15 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def pg(postgres_database: str) -> Iterator[PostgresStore]:
+    """A PostgreSQL store on the session's database, emptied first (the PostgreSQL-only tests)."""
+    empty_postgres_database(postgres_database)
+    store = open_store(postgres_database)
+    assert isinstance(store, PostgresStore)
+    try:
+        yield store
+    finally:
+        store.close()

@@ -5,36 +5,22 @@ and exact again wherever an approximate answer would fall short."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from typing import Any, LiteralString, cast
 
 import numpy as np
 import pytest
 from psycopg import sql
 
-from kioku.storage import open_store
 from kioku.storage.postgres import PostgresStore, vector_leg
 from kioku.storage.postgres.connection import ALL_WORKSPACES
 from kioku.storage.postgres.embeddings import vector_index_name
 from kioku.storage.records import MemoryFilter
-from tests.storage.conftest import empty_postgres_database
 from tests.storage.test_contract import new_context, new_memory, vec
 
 LIVE = MemoryFilter()
 DIM = 96
 ROWS = 3000
 SCOPE = "m.workspace_id = %s AND m.context_id = ANY(%s)"
-
-
-@pytest.fixture
-def pg(postgres_database: str) -> Iterator[PostgresStore]:
-    empty_postgres_database(postgres_database)
-    store = open_store(postgres_database)
-    assert isinstance(store, PostgresStore)
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def _clustered(rng: np.random.Generator, count: int, centers: np.ndarray) -> np.ndarray:

@@ -5,12 +5,10 @@ exactly as the contract suite says)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from kioku.storage import open_store
 from kioku.storage.lexical_cutoff import completing_groups, expected_matches
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres import search as pg_search
@@ -20,21 +18,9 @@ from kioku.storage.postgres.lexical_stats import corpus_stats, lexical_corpus
 from kioku.storage.postgres.search import candidate_terms
 from kioku.storage.records import MemoryChanges, MemoryFilter
 from kioku.storage.transfer import MemoryDump
-from tests.storage.conftest import empty_postgres_database
 from tests.storage.test_contract import T0, new_context, new_memory
 
 LIVE = MemoryFilter()
-
-
-@pytest.fixture
-def pg(postgres_database: str) -> Iterator[PostgresStore]:
-    empty_postgres_database(postgres_database)
-    store = open_store(postgres_database)
-    assert isinstance(store, PostgresStore)
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def test_candidate_terms_all_while_within_budget(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,30 +7,16 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from kioku.storage import open_store
 from kioku.storage.postgres import PostgresStore, lexical_scoring
 from kioku.storage.postgres import search as pg_search
 from kioku.storage.records import MemoryFilter
-from tests.storage.conftest import empty_postgres_database
 from tests.storage.test_contract import new_context, new_memory
 
 LIVE = MemoryFilter()
-
-
-@pytest.fixture
-def pg(postgres_database: str) -> Iterator[PostgresStore]:
-    empty_postgres_database(postgres_database)
-    store = open_store(postgres_database)
-    assert isinstance(store, PostgresStore)
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def _bm25(texts: dict[str, str], query: list[str], ids: dict[str, str]) -> list[tuple[str, float]]:

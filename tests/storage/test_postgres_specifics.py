@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -17,21 +16,9 @@ from kioku.storage.postgres.connection import ALL_WORKSPACES
 from kioku.storage.postgres.search import K1, B, idf
 from kioku.storage.records import MemoryFilter, OAuthGrant
 from kioku.storage.urls import libpq_url, sqlalchemy_url
-from tests.storage.conftest import empty_postgres_database
 from tests.storage.test_contract import T0, new_context, new_memory, vec
 
 LIVE = MemoryFilter()
-
-
-@pytest.fixture
-def pg(postgres_database: str) -> Iterator[PostgresStore]:
-    empty_postgres_database(postgres_database)
-    store = open_store(postgres_database)
-    assert isinstance(store, PostgresStore)
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def _generation(store: PostgresStore, ctx_id: str) -> int:
