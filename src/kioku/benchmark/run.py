@@ -31,6 +31,11 @@ from kioku.benchmark.latency import ARMS, ArmRun, available_arms, peak_rss_mb, r
 from kioku.benchmark.meta import command_line, configured_embedder, load_average, machine
 from kioku.benchmark.metrics import JSQUAD_KS, LOCOMO_KS, evaluate, latency_summary
 from kioku.benchmark.report import keep_tail, render
+from kioku.benchmark.reproducible import (
+    import_clock,
+    name_memories_reproducibly,
+    require_settled,
+)
 from kioku.benchmark.scale import run_scale
 from kioku.embeddings import Embedder
 from kioku.runtime import Runtime, open_runtime
@@ -51,9 +56,15 @@ Track = Callable[[str, int], Advance]
 Checkpoint = Callable[[dict[str, Any]], None]
 
 
-def _open(url: str, embedder: Embedder | None) -> Runtime:
+def _open(url: str, embedder: Embedder | None, *, reproducible: bool = False) -> Runtime:
+    """A runtime on ``url``; ``reproducible`` for the quality figures: memories stamped at a
+    fixed time and named by seeded ids, so load and luck cannot move a ranking
+    (``benchmark/reproducible.py``)."""
     settings = Settings(database_url=url, embed_async=True)
-    return open_runtime(settings, embedder=embedder)
+    if not reproducible:
+        return open_runtime(settings, embedder=embedder)
+    runtime = open_runtime(settings, embedder=embedder, clock=import_clock)
+    return name_memories_reproducibly(runtime)
 
 
 def _ingest(
@@ -73,6 +84,7 @@ def _ingest(
     if runtime.embedding is not None:
         track(f"embed {label} ({runtime.store.pending_count()} pending)", 0)
     timing.drain_s = drain_embeddings(runtime)
+    require_settled(runtime, principal, [corpus.context for corpus in corpora])
     return keys, timing
 
 
@@ -164,7 +176,7 @@ def run_suite(
     results: dict[str, Any] = {}
     if retrieval:
         with _tracker(progress, console) as track, backend.database("bench") as url:
-            runtime = _open(url, recorder)
+            runtime = _open(url, recorder, reproducible=True)
             try:
                 locomo_keys, locomo_ingest = _ingest(runtime, locomo, track, "locomo")
                 jsquad_keys, jsquad_ingest = _ingest(runtime, [jsquad], track, "jsquad")

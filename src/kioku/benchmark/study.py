@@ -12,6 +12,7 @@ from typing import Any
 
 from kioku.benchmark.data import Corpus, load_locomo
 from kioku.benchmark.meta import configured_embedder
+from kioku.benchmark.reproducible import import_clock, name_memories_reproducibly
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
 
@@ -36,7 +37,8 @@ def study_main(
     embedder = configured_embedder()
     with tempfile.TemporaryDirectory(prefix=f"kioku-{name}-bench-") as workdir:
         settings = Settings(database_url=f"sqlite:///{workdir}/{name}.db", embed_async=True)
-        runtime = open_runtime(settings, embedder=embedder)
+        runtime = open_runtime(settings, embedder=embedder, clock=import_clock)
+        name_memories_reproducibly(runtime)  # the same store on every run, at any load
         try:
             results = study(runtime, corpora, lambda text: print(text, file=sys.stderr))
         finally:

@@ -1,8 +1,8 @@
 """Writing the golden documents into a fresh runtime: real SQLite, the chosen embedder.
 
 Every run starts from an empty database in a scratch directory, writes the documents through
-the real ``MemoryService`` (dated by their ``age_days``), embeds them all, and only then asks
-anything: the same golden file gives the same results on every run.
+the real ``MemoryService`` (dated by their ``age_days``, named by seeded ids), embeds them all,
+and only then asks anything: the same golden file gives the same results on every run.
 """
 
 from __future__ import annotations
@@ -18,6 +18,11 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 
 from kioku.benchmark.ingest import deferred_embedding, drain_embeddings
+from kioku.benchmark.reproducible import (
+    UnsettledStore,
+    name_memories_reproducibly,
+    require_settled,
+)
 from kioku.clock import Clock
 from kioku.embeddings.base import Embedder
 from kioku.errors import KiokuError
@@ -158,13 +163,17 @@ def golden_runtime(
             runtime = open_runtime(settings, embedder=embedder, clock=clock)
         except INFRA_ERRORS as exc:
             raise EvalInfraError(f"cannot open the scratch database: {exc}") from exc
+        name_memories_reproducibly(runtime)  # ties ordered by id fall alike on every run
         try:
             principal = runtime.local_principal("cli")
             try:
                 ids = write_golden(runtime, principal, golden)
                 drain_embeddings(runtime)
+                require_settled(runtime, principal, [c.name for c in golden.contexts])
             except INFRA_ERRORS as exc:
                 raise EvalInfraError(f"cannot write the golden set: {exc}") from exc
+            except UnsettledStore as exc:  # a figure measured now would depend on load
+                raise EvalInfraError(str(exc)) from exc
             loaded = GoldenRuntime(runtime, principal, clock, ids, {v: k for k, v in ids.items()})
             if prepare is not None:
                 prepare(loaded)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from pydantic import ValidationError
@@ -58,6 +59,11 @@ def lexical_text(summary: str, content: str, tags: list[str]) -> str:
     return " ".join(tokenize(" ".join([summary, content, *tags])))
 
 
+def random_memory_id() -> str:
+    """A new memory's id: a random uuid4 (``MemoryService.new_id``)."""
+    return str(uuid.uuid4())
+
+
 def derive_trust_tier(context: ContextRow, source_type: str) -> TrustTier:
     """External if the context is, or if the text came from a connector (docs/concepts.md)."""
     if context.trust_tier == "external" or source_type == "connector":
@@ -100,6 +106,9 @@ class MemoryService:
         self.clock = clock
         self.stamps = Stamps()
         """Where created_at and updated_at come from: a row's version changes on every write."""
+        self.new_id: Callable[[], str] = random_memory_id
+        """Where new memories' ids come from; the benchmark and the eval gate swap in seeded
+        ids (``benchmark/reproducible.py``) so that two runs name every memory alike."""
 
     # ------------------------------------------------------------ writes
 
@@ -127,7 +136,7 @@ class MemoryService:
         source_type = principal.source_type
         trust_tier = derive_trust_tier(context, source_type)
         return NewMemory(
-            id=str(uuid.uuid4()),
+            id=self.new_id(),
             context_id=context.id,
             summary=data.summary,
             content=data.content,
