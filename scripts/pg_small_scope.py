@@ -125,7 +125,7 @@ def main() -> None:
         print(f"{name}: {len(ids)} rows", flush=True)
         variants = {
             "before": _runner(db, before, ws, ctx),
-            "before, exact": _runner(db, before_exact, ws, ctx),
+            **({"before, exact": _runner(db, before_exact, ws, ctx)} if ids else {}),
             "read once": _runner(db, read_once, ws, ctx),
             "after": _runner(db, vector_leg, ws, ctx),
         }

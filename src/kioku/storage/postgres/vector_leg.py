@@ -71,12 +71,17 @@ ITERATIVE_SCAN = "relaxed_order"
 recall than strict, per pgvector's README) is re-sorted here."""
 MAX_SCAN_TUPLES = 20_000
 """How far an iterative scan may go before giving up (pgvector's default)."""
-SMALL_SCOPE_MAX = 50_000
+SMALL_SCOPE_MAX = 25_000
 """Above ``EXACT_MAX`` and up to this many rows, a scope that is a small share of the rows the
-index holds (``SMALL_SHARE_DIVISOR``) is searched exactly, without trying the walk first."""
+index holds (``SMALL_SHARE_DIVISOR``) is searched exactly, without trying the walk first.
+The bound keeps that search near what a walk that gave up and the exact search after it
+cost (20,000 rows: 64-87 ms p50 read once at load 8-9, against main's walk-then-exact 210 ms
+at 1M; docs/benchmarks-postgres-scale.md, "small scope")."""
 SMALL_SHARE_DIVISOR = 10
 """A scope is a small share of the index when it holds at most 1/this of its rows (the
-index's ``pg_class.reltuples``: all workspaces, kept by CREATE INDEX, VACUUM and ANALYZE)."""
+index's ``pg_class.reltuples``: all workspaces, kept by CREATE INDEX, VACUUM and ANALYZE; -1,
+never counted, is no rows: the walk then). At 1/10 a filtered walk visits ten rows or more
+for each row it keeps."""
 
 
 def hnsw_settings(limit: int) -> dict[str, str]:
