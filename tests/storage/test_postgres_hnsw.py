@@ -239,7 +239,7 @@ def test_small_share_of_the_index_goes_straight_to_exact_search(
     monkeypatch.setattr(vector_leg, "SMALL_SCOPE_MAX", 1000)
     query = big_vectors[0]  # near the big context: the walk would visit its rows first
     assert not _walked(pg, ws, small.id, query)
-    assert _walked(pg, ws, big, query)  # 3000 of 3200 rows: not a small share
+    assert _walked(pg, ws, big, query)  # 3000 of 3200 rows: 3000 x 3000 > WALK_TO_EXACT x 3200
     hits = pg.vector_search(ws, [small.id], query, LIVE, 40)
     scores = vectors.astype(np.float64) @ query.astype(np.float64)
     order = sorted(range(200), key=lambda i: (-scores[i], ids[i].encode()))[:40]

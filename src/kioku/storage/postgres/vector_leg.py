@@ -15,11 +15,11 @@ searches:
   time at 1M). Up to ``EXACT_MAX`` rows the search is exact: sorting them costs little, and a
   small tenant in a big table, or a narrow filter, is exactly the case where a filtered graph
   walk has to skip most of what it visits. Without a filter, a scope of up to
-  ``SMALL_SCOPE_MAX`` rows that is at most 1/``SMALL_SHARE_DIVISOR`` of the rows the index
-  holds (its ``pg_class.reltuples``, all workspaces) is exact too: such a walk, when the
-  scope's vectors lie away from the query's neighbourhood, scanned ``MAX_SCAN_TUPLES`` rows,
-  gave up, and the exact search answered after it (docs/benchmarks-postgres-scale.md,
-  "small scope");
+  ``SMALL_SCOPE_MAX`` rows that is a small share of the rows the index holds (its
+  ``pg_class.reltuples``, all workspaces; ``WALK_TO_EXACT``) is exact too: the walk would
+  cost more, and when the scope's vectors lie away from the query's neighbourhood it scanned
+  ``MAX_SCAN_TUPLES`` rows, gave up, and the exact search answered after it
+  (docs/benchmarks-postgres-scale.md, "small scope");
 * ``approximate``: only when ``large``, the HNSW index of the query's dimension (one partial
   expression index per dimension over the normalised vectors cast to ``halfvec``, see
   ``embeddings.py``)
@@ -72,16 +72,19 @@ recall than strict, per pgvector's README) is re-sorted here."""
 MAX_SCAN_TUPLES = 20_000
 """How far an iterative scan may go before giving up (pgvector's default)."""
 SMALL_SCOPE_MAX = 25_000
-"""Above ``EXACT_MAX`` and up to this many rows, a scope that is a small share of the rows the
-index holds (``SMALL_SHARE_DIVISOR``) is searched exactly, without trying the walk first.
-The bound keeps that search near what a walk that gave up and the exact search after it
-cost (20,000 rows: 64-87 ms p50 read once at load 8-9, against main's walk-then-exact 210 ms
-at 1M; docs/benchmarks-postgres-scale.md, "small scope")."""
-SMALL_SHARE_DIVISOR = 10
-"""A scope is a small share of the index when it holds at most 1/this of its rows (the
-index's ``pg_class.reltuples``: all workspaces, kept by CREATE INDEX, VACUUM and ANALYZE; -1,
-never counted, is no rows: the walk then). At 1/10 a filtered walk visits ten rows or more
-for each row it keeps."""
+"""Above ``EXACT_MAX`` and up to this many rows, a scope the walk would cross too many other
+rows to fill (``WALK_TO_EXACT``) is searched exactly, without trying the walk first. The
+bound keeps that search near ~100 ms (an exact search of 20,000 rows read once: 58-87 ms
+p50 at load 3-9, docs/benchmarks-postgres-scale.md, "small scope")."""
+WALK_TO_EXACT = 500
+"""A filtered walk visits about ``limit`` x N / S rows to keep ``limit`` of a scope of S
+rows spread among the N the index holds; an exact search reads S. Measured at depth 40 on a
+220k index (a spread 20k scope, two runs, load 3 and 9): walk 1.6-2.6 ms per unit of N / S,
+exact 3.9-4.4 us a row; both equal at S x S = 400-600 x N. So a scope goes straight to the
+exact search when S x S <= this x N (at 1M: up to ~22,600 rows, 2.2 %). N is the index's
+``pg_class.reltuples`` (all workspaces, kept by CREATE INDEX, VACUUM and ANALYZE; -1, never
+counted, is no rows: the walk then). A scope whose vectors lie away from the query's
+neighbourhood costs the walk more (it gives up at ``MAX_SCAN_TUPLES``), never less."""
 
 
 def hnsw_settings(limit: int) -> dict[str, str]:
@@ -117,17 +120,17 @@ def vector_statement(where: LiteralString, dim: int, *, counted: bool = False) -
             "SELECT count(*) > {exact_max} AS yes FROM "
             "(SELECT 1 FROM memories m WHERE " + rows_in_scope + " LIMIT {exact_max_1}) s"
         ).format(exact_max=sql.Literal(EXACT_MAX), exact_max_1=sql.Literal(EXACT_MAX + 1))
-    else:  # a small share of what the index holds: exact (see SMALL_SCOPE_MAX)
+    else:  # a small share of what the index holds: exact (see WALK_TO_EXACT)
         large = sql.SQL(
-            "SELECT s.n > {exact_max} AND NOT (s.n <= {small_max} AND s.n * {share} <= "
-            "coalesce((SELECT greatest(i.reltuples, 0) FROM pg_class i "
+            "SELECT s.n > {exact_max} AND NOT (s.n <= {small_max} AND s.n * s.n <= "
+            "{walk_to_exact} * coalesce((SELECT greatest(i.reltuples, 0) FROM pg_class i "
             "WHERE i.relname = {index} AND i.relnamespace = current_schema()::regnamespace), 0)"
             ") AS yes FROM (SELECT coalesce(sum(s.n), 0) AS n FROM lexical_scope_stats s "
             "WHERE s.workspace_id = %s AND s.context_id = ANY((SELECT ids FROM dims)::text[])) s"
         ).format(
             exact_max=sql.Literal(EXACT_MAX),
             small_max=sql.Literal(SMALL_SCOPE_MAX),
-            share=sql.Literal(SMALL_SHARE_DIVISOR),
+            walk_to_exact=sql.Literal(WALK_TO_EXACT),
             index=sql.Literal(vector_index_name(dim)),
         )
     return sql.SQL(
