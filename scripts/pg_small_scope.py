@@ -16,8 +16,9 @@ from the given module file), ``read once`` (this checkout's statement with the r
 ``SMALL_SCOPE_MAX = 0``), ``after`` (this checkout), and in between ``before, exact`` (the
 given module with ``EXACT_MAX`` raised past every scope: its exact search, each embedding
 read twice, to compare with ``after``'s, read once). In ``side``, each variant's top 10 is compared
-with the exact top 10 (numpy over the scope's vectors): recall@10. A context ``mixed`` is
-measured too when the database has one (a share of ``scale``'s rows moved to it).
+with the exact top 10 (numpy over the scope's vectors): recall@10. Contexts ``mixed`` and
+``mixed10`` are measured too when the database has them (shares of ``scale``'s rows moved
+to them: docs/benchmarks-postgres-scale.md).
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def main() -> None:
         index_rows = conn.execute(
             "SELECT reltuples FROM pg_class WHERE relname = 'ix_memories_hnsw_384'"
         ).fetchone()
-    scopes = [name for name in ("side", "mixed") if name in contexts]  # recall measured
+    scopes = [name for name in ("side", "mixed", "mixed10") if name in contexts]  # recall measured
     print(f"index rows (reltuples) {index_rows}", flush=True)
     db = PostgresDatabase(url)
     before = _module(args.before)
