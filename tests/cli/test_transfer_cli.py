@@ -352,6 +352,25 @@ def test_a_bad_line_names_its_number_and_nothing_is_written(tmp_path: Path) -> N
         path.write_text("".join(broken), encoding="utf-8")
         output = fails("import", str(path), "--database-url", target)
         assert f"line {edge_line + 1}" in output and "nothing was imported" in output, output
+    # A vector of another dimension than its context's (the PostgreSQL leg relies on it).
+    embedded = next(
+        i for i, line in enumerate(lines)
+        if '"kind":"memory"' in line and json.loads(line)["embedding"] is not None
+    )  # fmt: skip
+    memory = json.loads(lines[embedded])
+    context_line = next(
+        i for i, line in enumerate(lines)
+        if '"kind":"context"' in line and json.loads(line)["id"] == memory["context_id"]
+    )  # fmt: skip
+    context = json.loads(lines[context_line])
+    assert context["embedding_dim"] == memory["embedding"]["dim"]
+    broken = lines.copy()
+    broken[context_line] = json.dumps({**context, "embedding_dim": context["embedding_dim"] + 1})
+    broken[context_line] += "\n"
+    path = tmp_path / "dimension.jsonl"
+    path.write_text("".join(broken), encoding="utf-8")
+    output = fails("import", str(path), "--database-url", target)
+    assert f"line {embedded + 1}" in output and "embedding_dim" in output, output
     truncated = tmp_path / "truncated.jsonl"
     truncated.write_text("".join(lines[:-1]), encoding="utf-8")
     assert "truncated" in fails("import", str(truncated), "--database-url", target)

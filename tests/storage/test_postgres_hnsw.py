@@ -8,6 +8,7 @@ import itertools
 from typing import Any, LiteralString, cast
 
 import numpy as np
+import psycopg
 import pytest
 from psycopg import sql
 
@@ -182,6 +183,57 @@ def test_small_scope_is_exact_and_ordered_like_before(pg: PostgresStore) -> None
     order = np.argsort(-(vectors @ query), kind="stable")[:25]
     assert [h.memory_id for h in hits] == [ids[i] for i in order]
     assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
+
+
+def _walked(pg: PostgresStore, ws: str, ctx: str, query: np.ndarray) -> bool:
+    """Whether the leg's statement ran the HNSW walk (EXPLAIN ANALYZE: the index scan of the
+    approximate branch executed) for the context ``ctx`` alone, unfiltered."""
+    statement = vector_leg.vector_statement(SCOPE, DIM)
+    arguments = vector_leg.vector_parameters(
+        ws, [ctx], [ws, [ctx]], vector_leg.encode_vector(query), 40
+    )
+    with pg.db.transaction(ws, settings=vector_leg.hnsw_settings(40)) as conn:
+        explain = sql.SQL("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ") + statement
+        text = psycopg.ClientCursor(conn).mogrify(explain, arguments)
+        plan = [row["QUERY PLAN"] for row in conn.execute(cast(LiteralString, text))]
+    walk = [line for line in plan if f"Index Scan using {vector_index_name(DIM)}" in line]
+    assert len(walk) == 1, plan
+    return "never executed" not in walk[0]
+
+
+def test_small_share_of_the_index_goes_straight_to_exact_search(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A context above ``EXACT_MAX`` but a small share of the rows the index holds is searched
+    exactly without the walk (which, filtered to few of the rows it visits, would scan up to
+    ``MAX_SCAN_TUPLES`` and then give way to the exact search anyway); the big context, most
+    of the index, still walks."""
+    ws, big, _, big_vectors = _fill(pg)
+    small = new_context(pg, ws, "small")
+    rng = np.random.default_rng(23)
+    centers = rng.standard_normal((5, DIM)).astype(np.float32)
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    vectors = _clustered(rng, 200, centers)
+    vectors[7] = vectors[3]  # a tie: broken by id
+    rows = [new_memory(small.id, f"small {i}") for i in range(200)]
+    pg.insert_memories(ws, rows)
+    ids = [row.id for row in rows]
+    assert pg.store_embeddings(ws, small.id, "m", list(zip(ids, vectors, strict=True))) == 200
+    with pg.db.transaction(ALL_WORKSPACES) as conn:
+        conn.execute("ANALYZE memories")
+    monkeypatch.setattr(vector_leg, "EXACT_MAX", 100)  # both contexts are above it
+    monkeypatch.setattr(vector_leg, "SMALL_SCOPE_MAX", 1000)
+    query = big_vectors[0]  # near the big context: the walk would visit its rows first
+    assert not _walked(pg, ws, small.id, query)
+    assert _walked(pg, ws, big, query)  # 3000 of 3200 rows: 3000 x 3000 > WALK_TO_EXACT x 3200
+    hits = pg.vector_search(ws, [small.id], query, LIVE, 40)
+    scores = vectors.astype(np.float64) @ query.astype(np.float64)
+    order = sorted(range(200), key=lambda i: (-scores[i], ids[i].encode()))[:40]
+    assert [h.memory_id for h in hits] == [ids[i] for i in order]
+    hits = pg.vector_search(ws, [small.id], vectors[3], LIVE, 2)
+    assert [h.memory_id for h in hits] == sorted([ids[3], ids[7]], key=str.encode)
+    monkeypatch.setattr(vector_leg, "SMALL_SCOPE_MAX", 150)  # 200 rows: above the bound
+    assert _walked(pg, ws, small.id, query)
 
 
 def test_narrow_filter_falls_back_to_exact(

@@ -106,6 +106,7 @@ class _Check:
     connector_names: set[tuple[str, str]] = field(default_factory=set)
     context_names: set[str] = field(default_factory=set)
     memory_contexts: dict[str, str] = field(default_factory=dict)
+    context_dims: dict[str, int | None] = field(default_factory=dict)
     state_keys: set[tuple[str, str]] = field(default_factory=set)
     edges: set[tuple[str, str]] = field(default_factory=set)
 
@@ -265,10 +266,16 @@ def _check_references(number: int, model: Any, check: _Check) -> None:
         _unique(number, "context.name", model.name, check.context_names)
         if model.connector_id is not None and model.connector_id not in check.ids["connector"]:
             _fail(number, "context.connector_id", "no connector with this id above in the file")
+        check.context_dims[model.id] = model.embedding_dim
     elif isinstance(model, MemoryRecord):
         _unique(number, "memory.id", model.id, check.ids["memory"])
         _known(number, "memory.context_id", model.context_id, check.ids["context"])
         check.memory_contexts[model.id] = model.context_id
+        # The PostgreSQL vector leg's exact search relies on it (vector_leg.py).
+        if model.embedding is not None and model.embedding.dim != check.context_dims.get(
+            model.context_id
+        ):
+            _fail(number, "memory.embedding.dim", "not its context's embedding_dim")
     elif isinstance(model, EdgeRecord):
         _unique(number, "edge", (model.source_id, model.target_id), check.edges)
         for end in ("source_id", "target_id"):
