@@ -157,5 +157,10 @@ class LexicalScoring:
 
 def _best(rows: Sequence[DictRow], limit: int) -> list[tuple[str, float]]:
     """The top ``limit`` (id, exact score) of ``rows`` (by score, ties by id), each once."""
-    scored = {row["id"]: float(row["score"]) for row in rows}
+    return top_scored({row["id"]: float(row["score"]) for row in rows}, limit)
+
+
+def top_scored(scored: Mapping[str, float], limit: int) -> list[tuple[str, float]]:
+    """The best ``limit`` of ``scored`` (id -> score): by score, ties by id (bytewise, as
+    ``COLLATE "C"`` orders them)."""
     return sorted(scored.items(), key=lambda r: (-r[1], r[0].encode()))[:limit]

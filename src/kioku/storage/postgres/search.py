@@ -67,7 +67,7 @@ from kioku.storage.postgres.codec import (
 )
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.filters import filter_sql
-from kioku.storage.postgres.lexical_scoring import K1, B, LexicalScoring
+from kioku.storage.postgres.lexical_scoring import K1, B, LexicalScoring, top_scored
 from kioku.storage.postgres.lexical_stats import LexicalCorpus, lexical_corpus
 from kioku.storage.postgres.vector_leg import vector_search
 from kioku.storage.records import MemoryFilter, ScoredId
@@ -218,8 +218,7 @@ def _merged(
     rows: list[tuple[str, float]], extra: list[tuple[str, float]], limit: int
 ) -> list[tuple[str, float]]:
     """The best ``limit`` of both (by score, ties by id), each memory once."""
-    scored = dict(rows) | dict(extra)
-    return sorted(scored.items(), key=lambda r: (-r[1], r[0].encode()))[:limit]
+    return top_scored(dict(rows) | dict(extra), limit)
 
 
 def conjunctive_pass(
