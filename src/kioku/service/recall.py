@@ -102,24 +102,26 @@ class RecallService:
         ws = principal.workspace_id
         model = None
         if self.model_rerank is not None and rerank and set(legs) == {"lexical", "vector"}:
+            # Outside any transaction: the reranker is a remote call.
             model = self.model_rerank.apply(self.store, ws, request.query, ranking.ranked)
             ranking.ranked = model.ranked
-        hits = ranking.hits(self.store, ranking.ranked[: request.k])
-        if model is not None:
-            model.annotate(hits)
-        top = hits[0].score_breakdown if hits else None
-        confidence = judge_confidence(
-            top.lexical_rank if top else None,
-            top.vector_rank if top else None,
-            len(ranking.ran),
-            crossed=ranking.crossed,
-        )
-        recalled = [recalled_as(hit) for hit in hits]
-        related = []
-        if request.include_related and hits:
-            related = self.graph.related(
-                ws, recalled, ranking.flt, min_weight=RELATED_MIN_WEIGHT, limit=request.k
+        with self.store.reads_together(ws):
+            hits = ranking.hits(self.store, ranking.ranked[: request.k])
+            if model is not None:
+                model.annotate(hits)
+            top = hits[0].score_breakdown if hits else None
+            confidence = judge_confidence(
+                top.lexical_rank if top else None,
+                top.vector_rank if top else None,
+                len(ranking.ran),
+                crossed=ranking.crossed,
             )
+            recalled = [recalled_as(hit) for hit in hits]
+            related = []
+            if request.include_related and hits:
+                related = self.graph.related(
+                    ws, recalled, ranking.flt, min_weight=RELATED_MIN_WEIGHT, limit=request.k
+                )
         self.graph.learn_from_recall(ws, recalled, confidence)
         return RecallResult(
             results=hits,
@@ -135,6 +137,19 @@ class RecallService:
         return self._rank(principal, context_ref, request, ("lexical", "vector"), True)
 
     def _rank(
+        self,
+        principal: Principal,
+        context_ref: str,
+        request: RecallRequest,
+        legs: tuple[str, ...],
+        rerank: bool,
+    ) -> Ranking:
+        # The reads on this thread (the context, the lexical leg, every stage's signals) share
+        # one transaction; the vector leg runs on its own thread and connection.
+        with self.store.reads_together(principal.workspace_id):
+            return self._rank_reads(principal, context_ref, request, legs, rerank)
+
+    def _rank_reads(
         self,
         principal: Principal,
         context_ref: str,

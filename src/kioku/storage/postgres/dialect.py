@@ -147,6 +147,11 @@ class PostgresSql:
         return self.read(scope, snapshot=True)
 
     @contextmanager
+    def reads_together(self, scope: str) -> Iterator[None]:
+        with self.db.session(scope):  # each ``read`` of the block joins this transaction
+            yield
+
+    @contextmanager
     def session(self, scope: str) -> Iterator[None]:
         with self.db.session(scope):
             yield

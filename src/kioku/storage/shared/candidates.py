@@ -4,6 +4,7 @@ signals and the head of each text (to tell its language)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from kioku.storage.records import RankingSignals
@@ -14,6 +15,12 @@ class CandidateStore(Protocol):
     """Candidate reads, written once for both backends (tests/storage/test_text_heads_contract)."""
 
     sql: Database
+
+    def reads_together(self, workspace_id: str) -> AbstractContextManager[None]:
+        """The block's reads for ``workspace_id`` on this thread share one transaction
+        (PostgreSQL: recall's reads after its legs cost one pool checkout, scope statement
+        and commit, not one of each per read; SQLite: nothing changes). Reads only."""
+        return self.sql.reads_together(workspace_id)
 
     def ranking_signals(
         self, workspace_id: str, memory_ids: Sequence[str]

@@ -153,6 +153,14 @@ class Database(Protocol):
         """Reads that all see one snapshot of the database (a read-only transaction)."""
         ...
 
+    def reads_together(self, scope: str) -> AbstractContextManager[None]:
+        """Several reads on this thread in one round of connection upkeep: PostgreSQL runs
+        every ``read`` of the block in one transaction (one pool checkout, one scope
+        statement, one commit, instead of one of each per read); SQLite reads are local
+        autocommit statements with nothing to save, so the block changes nothing there.
+        No writes inside (PostgreSQL would commit them at the end of the block)."""
+        ...
+
     def session(self, scope: str) -> AbstractContextManager[None]:
         """One write transaction for several store calls on this thread: each call's own
         ``write`` joins it, so they land together or not at all."""

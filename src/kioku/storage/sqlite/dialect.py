@@ -169,6 +169,10 @@ class SQLiteSql:
             yield SQLiteTransaction(conn)
 
     @contextmanager
+    def reads_together(self, scope: str) -> Iterator[None]:
+        yield  # each read is one local autocommit statement: no transaction to share
+
+    @contextmanager
     def session(self, scope: str) -> Iterator[None]:
         with self.db.session():
             yield
