@@ -96,7 +96,8 @@ class RecallService:
         order, every factor 1.0, no thread neighbours) for the eval gate's plain-hybrid arm;
         surfaces always use the defaults.
         """
-        ranking = self._rank(principal, context_ref, request, legs, rerank)
+        with self.store.reads_together(principal.workspace_id):
+            ranking = self._rank(principal, context_ref, request, legs, rerank)
         if not ranking.ranked:
             return RecallResult(results=[], confidence="none", legs=list(ranking.ran))
         ws = principal.workspace_id
@@ -134,7 +135,8 @@ class RecallService:
     def ranking(self, principal: Principal, context_ref: str, request: RecallRequest) -> Ranking:
         """Recall's whole ranking for ``request`` (every candidate, not cut at ``k``), with no
         side effect: nothing is learnt from it. ``forget_by_query`` matches with it."""
-        return self._rank(principal, context_ref, request, ("lexical", "vector"), True)
+        with self.store.reads_together(principal.workspace_id):
+            return self._rank(principal, context_ref, request, ("lexical", "vector"), True)
 
     def _rank(
         self,
@@ -144,19 +146,9 @@ class RecallService:
         legs: tuple[str, ...],
         rerank: bool,
     ) -> Ranking:
-        # The reads on this thread (the context, the lexical leg, every stage's signals) share
-        # one transaction; the vector leg runs on its own thread and connection.
-        with self.store.reads_together(principal.workspace_id):
-            return self._rank_reads(principal, context_ref, request, legs, rerank)
-
-    def _rank_reads(
-        self,
-        principal: Principal,
-        context_ref: str,
-        request: RecallRequest,
-        legs: tuple[str, ...],
-        rerank: bool,
-    ) -> Ranking:
+        """The whole ranking. Its callers hold ``reads_together``: the reads on this thread
+        (the context, the lexical leg, every stage's signals) share one transaction; the
+        vector leg runs on its own thread and connection."""
         scope = self._scope(principal, context_ref, request)
         flt = memory_filter(request.filters)
         ws = principal.workspace_id
