@@ -204,3 +204,25 @@ def test_overlong_tokens_and_huge_documents_are_stored(pg: PostgresStore) -> Non
     assert [h.memory_id for h in pg.lexical_search(ws, [ctx.id], ["w0000001"], LIVE, 5)] == [
         rows[1].id
     ]
+
+
+def test_reads_together_share_one_connection_and_nest_inside_a_session(
+    pg: PostgresStore,
+) -> None:
+    ws, other = pg.ensure_workspace("w").id, pg.ensure_workspace("other").id
+
+    def backend_pid() -> int:
+        with pg.db.transaction(ws) as conn:
+            row = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
+        assert row is not None
+        return row["pid"]
+
+    with pg.reads_together(ws):
+        first, second = backend_pid(), backend_pid()
+        assert first == second  # one transaction: both reads on its connection
+        with pg.reads_together(ws):  # nested: joins, and must not end the outer block
+            assert backend_pid() == first
+        assert backend_pid() == first
+        with pytest.raises(RuntimeError):  # one workspace per block
+            with pg.reads_together(other):
+                pass

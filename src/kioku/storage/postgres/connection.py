@@ -106,7 +106,15 @@ class PostgresDatabase:
     @contextmanager
     def session(self, workspace_id: str) -> Iterator[Connection[DictRow]]:
         """One transaction for several store calls on this thread: each call's own
-        ``transaction`` joins it, so they land together or not at all."""
+        ``transaction`` joins it, so they land together or not at all. Inside another
+        session of this thread it joins that one (and leaves it open)."""
+        joined = getattr(self._local, "session", None)
+        if joined is not None:
+            conn, scope = joined
+            if scope != workspace_id:
+                raise RuntimeError("a session works for one workspace")
+            yield conn
+            return
         with self.transaction(workspace_id) as conn:
             self._local.session = (conn, workspace_id)
             try:
