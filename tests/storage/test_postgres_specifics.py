@@ -223,6 +223,5 @@ def test_reads_together_share_one_connection_and_nest_inside_a_session(
         with pg.reads_together(ws):  # nested: joins, and must not end the outer block
             assert backend_pid() == first
         assert backend_pid() == first
-        with pytest.raises(RuntimeError):  # one workspace per block
-            with pg.reads_together(other):
-                pass
+        with pytest.raises(RuntimeError), pg.reads_together(other):  # one workspace a block
+            pass
