@@ -5,7 +5,7 @@ switched off, so ``base`` is the fixed-weight fusion of main); the legs of every
 run once and cached, so variants differ only in fusion and what follows it (the re-ranker,
 threads, newer-first). Quality figures are deterministic. Run from the repository root::
 
-    python scripts/fusion_weights_study.py golden base,z5c1,z3c1.5 0 TAG   # /tmp/rf2-golden-TAG.json
+    python scripts/fusion_weights_study.py golden base,z5c1,z3c1.5 0 TAG  # /tmp/rf2-golden-TAG.json
     python scripts/fusion_weights_study.py bench base,z3c1.5 0 TAG         # LoCoMo + JSQuAD
 
 ``bench`` keeps its database and the cached legs in /tmp/rf2-db (delete it to start over);
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,7 +46,7 @@ _ORIG_RUN_LEGS = recall_mod.RecallService._run_legs
 _MEMO: dict[Any, Any] = {}
 
 
-def _memo_run_legs(self, scope, request, flt, depth, legs):  # noqa: ANN001
+def _memo_run_legs(self, scope, request, flt, depth, legs):
     key = (tuple(r.id for r in scope), request.query, repr(flt), depth, legs)
     if key not in _MEMO:
         _MEMO[key] = _ORIG_RUN_LEGS(self, scope, request, flt, depth, legs)
@@ -60,7 +59,7 @@ recall_mod.RecallService._run_legs = _memo_run_legs  # type: ignore[method-assig
 _CURRENT: list[Fuse] = [fuse_weighted]
 
 
-def _dispatch(ran, weights, blind=None):  # noqa: ANN001
+def _dispatch(ran, weights, blind=None):
     return _CURRENT[0](ran, weights, blind)
 
 
@@ -68,14 +67,14 @@ recall_mod.fuse_weighted = _dispatch  # type: ignore[assignment]  # the variant 
 recall_mod.trusted_weights = lambda ran, w: dict(w)  # type: ignore[assignment]  # off: base = main
 
 
-def _minmax(hits):  # noqa: ANN001
+def _minmax(hits):
     hi = max(h.score for h in hits)
     lo = min(h.score for h in hits)
     span = hi - lo
     return {h.memory_id: ((h.score - lo) / span if span > 0 else 1.0) for h in hits}
 
 
-def _blind_scale(fused, legs, weights, blind):  # noqa: ANN001
+def _blind_scale(fused, legs, weights, blind):
     total = sum(weights.get(leg, 1.0) for leg in legs)
     unseen: dict[str, float] = {}
     for leg, ids in (blind or {}).items():
@@ -89,7 +88,7 @@ def _blind_scale(fused, legs, weights, blind):  # noqa: ANN001
 
 
 def make_weighted(norms: dict[str, Callable], leg_scale: Callable | None = None) -> Fuse:
-    def fuse(ran, weights, blind=None):  # noqa: ANN001
+    def fuse(ran, weights, blind=None):
         w = dict(weights)
         if leg_scale is not None:
             w = leg_scale(ran, w)
@@ -104,12 +103,12 @@ def make_weighted(norms: dict[str, Callable], leg_scale: Callable | None = None)
     return fuse
 
 
-def _by_top(hits):  # noqa: ANN001
+def _by_top(hits):
     top = hits[0].score
     return {h.memory_id: (h.score / top if top > 0 else 1.0) for h in hits}
 
 
-def _z(hits):  # noqa: ANN001
+def _z(hits):
     s = np.array([h.score for h in hits])
     sd = s.std()
     if len(s) < 2 or sd == 0:
@@ -122,7 +121,7 @@ def _z(hits):  # noqa: ANN001
 def gap_scale(alpha: float, which: str = "lexical", kind: str = "gap"):
     """Scale a leg's weight by its top's sharpness relative to its list."""
 
-    def scale(ran, w):  # noqa: ANN001
+    def scale(ran, w):
         hits = ran.get(which) or []
         if len(hits) < 2:
             return w
@@ -146,7 +145,7 @@ def gap_scale(alpha: float, which: str = "lexical", kind: str = "gap"):
 def agree_scale(floor: float):
     """Lexical weight: full when the vector leg ranks the lexical top in its top 10, else floor."""
 
-    def scale(ran, w):  # noqa: ANN001
+    def scale(ran, w):
         lex, vec = ran.get("lexical") or [], ran.get("vector") or []
         if not lex or not vec:
             return w
@@ -158,13 +157,13 @@ def agree_scale(floor: float):
 
 
 def fixed(lex: float, vec: float):
-    def scale(ran, w):  # noqa: ANN001
+    def scale(ran, w):
         return {**w, "lexical": w.get("lexical", 1.0) * lex, "vector": w.get("vector", 1.0) * vec}
 
     return scale
 
 
-def _ztop(hits, window=40):  # noqa: ANN001
+def _ztop(hits, window=40):
     s = np.array([h.score for h in hits[:window]])
     if s.size < 2 or s.std() == 0:
         return None
@@ -172,7 +171,7 @@ def _ztop(hits, window=40):  # noqa: ANN001
 
 
 def rel_scale(mode: str, c: float = 5.0, cap: float = 1.0):
-    def scale(ran, w):  # noqa: ANN001
+    def scale(ran, w):
         lex, vec = ran.get("lexical") or [], ran.get("vector") or []
         if not lex or not vec:
             return w
@@ -203,7 +202,7 @@ def rel_scale(mode: str, c: float = 5.0, cap: float = 1.0):
 
 
 def zscale(c: float, cap: float):
-    def scale(ran, w):  # noqa: ANN001
+    def scale(ran, w):
         lex, vec = ran.get("lexical") or [], ran.get("vector") or []
         if not lex or not vec:
             return w
@@ -272,7 +271,7 @@ def locomo_and_jsquad(data: Path, variants: list[str], jsq_max: int | None) -> d
                 _MEMO.update(pickle.loads((wd / "memo.pkl").read_bytes()))
         print("ingested", file=sys.stderr)
 
-        def run(corpus, legs, rerank):  # noqa: ANN001
+        def run(corpus, legs, rerank):
             r = {}
             for q in corpus.questions:
                 res = rt.recall.recall(
@@ -281,7 +280,7 @@ def locomo_and_jsquad(data: Path, variants: list[str], jsq_max: int | None) -> d
                 r[q.qid] = [keys[corpus.context].get(h.id, "?") for h in res.results]
             return r
 
-        def score(rankings, corpora, ks):  # noqa: ANN001
+        def score(rankings, corpora, ks):
             qs_dev = [q for c in corpora if c.context in DEV for q in c.questions]
             qs_ho = [q for c in corpora if c.context not in DEV for q in c.questions]
             qs_all = [q for c in corpora for q in c.questions]
@@ -294,7 +293,7 @@ def locomo_and_jsquad(data: Path, variants: list[str], jsq_max: int | None) -> d
                         res[name]["mh@10"] = e["cat1"]["recall@10"]
             return res
 
-        def jscore(rankings):  # noqa: ANN001
+        def jscore(rankings):
             qs = jsq.questions
             res = {}
             for name, sub in (("dev", qs[0::2]), ("held", qs[1::2]), ("all", qs)):
