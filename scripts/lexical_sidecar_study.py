@@ -49,7 +49,7 @@ from kioku.search.tokenize import tokenize
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres.codec import lexeme
 from kioku.storage.postgres.filters import filter_sql
-from kioku.storage.postgres.lexical_scoring import _EXACT_SCORE, K1, B, top_scored
+from kioku.storage.postgres.lexical_scoring import EXACT_SCORE, K1, B, top_scored
 from kioku.storage.postgres.lexical_stats import lexical_corpus
 from kioku.storage.postgres.search import LEXICAL_SETTINGS, idf
 from kioku.storage.records import MemoryFilter
@@ -148,7 +148,7 @@ def rescore(store: PostgresStore, ws: str, ctx: str, terms: list[str], ids: list
         weights = [idf(n, min(max(corpus.dfs[t], 1), n)) for t in terms]
         rows = conn.execute(
             "WITH w AS (SELECT %s::text[] AS terms, %s::float8[] AS idf) "
-            f"SELECT m.id, {_EXACT_SCORE} AS score FROM memories m, w "
+            f"SELECT m.id, {EXACT_SCORE} AS score FROM memories m, w "
             f"WHERE {where} AND m.id = ANY(%s::text[])",
             (terms, weights, K1 + 1, K1, B, B, corpus.avgdl or 1.0, *params, ids),
         ).fetchall()

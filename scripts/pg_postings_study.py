@@ -96,7 +96,7 @@ from kioku.storage.lexical_impact import K1, B, length_floor, unread_bound
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres.codec import lexeme
 from kioku.storage.postgres.filters import filter_sql
-from kioku.storage.postgres.lexical_scoring import _EXACT_SCORE, top_scored
+from kioku.storage.postgres.lexical_scoring import EXACT_SCORE, top_scored
 from kioku.storage.postgres.lexical_stats import lexical_corpus
 from kioku.storage.postgres.search import LEXICAL_SETTINGS, idf
 from kioku.storage.records import MemoryFilter, ScoredId
@@ -139,7 +139,7 @@ _SEED: LiteralString = (
     'ORDER BY p.dl, p.memory_id COLLATE "C" LIMIT s.depth) q), '
     "a AS (SELECT memory_id, sum(share) AS partial FROM p GROUP BY memory_id "
     'ORDER BY partial DESC, memory_id COLLATE "C" LIMIT %s) '
-    "SELECT m.id, " + _EXACT_SCORE + " AS score, (SELECT count(*) FROM p) AS read "
+    "SELECT m.id, " + EXACT_SCORE + " AS score, (SELECT count(*) FROM p) AS read "
     "FROM a JOIN memories m ON m.workspace_id = %s AND m.id = a.memory_id, w "
     "WHERE {where} "
     'ORDER BY score DESC, m.id COLLATE "C" LIMIT %s'
@@ -161,7 +161,7 @@ _FINAL: LiteralString = (
     "WHERE a.partial + a.rest >= t.theta), "
     'top AS MATERIALIZED (SELECT memory_id FROM c ORDER BY ub DESC, memory_id COLLATE "C" '
     "LIMIT %s), "
-    "e AS MATERIALIZED (SELECT m.id, " + _EXACT_SCORE + " AS score FROM top "
+    "e AS MATERIALIZED (SELECT m.id, " + EXACT_SCORE + " AS score FROM top "
     "JOIN memories m ON m.workspace_id = %s AND m.id = top.memory_id, w WHERE {where}), "
     "k AS (SELECT coalesce((SELECT score FROM e ORDER BY score DESC OFFSET %s LIMIT 1), 0) "
     "* (1 - 1e-9) AS kth), "
@@ -173,7 +173,7 @@ _FINAL: LiteralString = (
 
 _SCORE_IDS: LiteralString = (
     "WITH w AS (SELECT %s::text[] AS terms, %s::float8[] AS idf) "
-    "SELECT m.id, " + _EXACT_SCORE + " AS score FROM memories m, w "
+    "SELECT m.id, " + EXACT_SCORE + " AS score FROM memories m, w "
     "WHERE m.workspace_id = %s AND m.id = ANY(%s::text[]) AND {where}"
 )
 

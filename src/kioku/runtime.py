@@ -106,7 +106,11 @@ def open_runtime(
     # vector search steals the core the lexical leg needs (measured: hybrid p50 at 100k
     # memories 70 → 50 ms with one BLAS thread).
     threadpool_limits(limits=1, user_api="blas")
-    store = open_store(settings.database_url, pool_size=settings.db_pool_size)
+    store = open_store(
+        settings.database_url,
+        pool_size=settings.db_pool_size,
+        lexical_index_min=settings.lexical_index_min,
+    )
     owns_embedder = embedder is None
     if embedder is None:
         embedder = make_embedder(settings)

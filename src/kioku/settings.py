@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     """PostgreSQL: at most this many connections per process (docs/scaling.md, "Connection
     pool"): a recall holds two at once (its legs run in parallel), the embedding worker and
     the job loop one each."""
+    lexical_index_min: int = Field(default=50_000, ge=0)
+    """PostgreSQL: from this many live memories in a search's scope, the lexical leg takes its
+    candidates from a tantivy index this process keeps in memory, scored exactly by the
+    database (docs/scaling.md, "The lexical index of a large scope"); 0 turns it off."""
     embed_async: bool = True
     """Embed in a background worker after ``remember`` returns (lexical recall is immediate)."""
     embed_queue_size: int = 10_000

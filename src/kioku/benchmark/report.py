@@ -264,6 +264,15 @@ def scale_section(points: Sequence[Mapping[str, Any]]) -> str:
         "answers until then; here it is waited for, so the latencies above are the graph's.",
         table(["memories", "added by the fill", "graph build s"], graphs),
     ]
+    lexical = [[p["memories"], ms(p.get("lexical_index_build_s"))]
+               for p in points if "lexical_index_build_s" in p]  # fmt: skip
+    lexical_parts = [
+        "PostgreSQL's lexical index of a large scope (tantivy, in this process's memory: "
+        "docs/scaling.md), built after each fill by reading the scope's memories from the "
+        "database: on a server it is built in the background on the first search, which the "
+        "GIN leg answers until then; here it is waited for.",
+        table(["memories", "lexical index build s"], lexical),
+    ]
     return "\n\n".join(
         [
             "## Recall latency at scale (one context, hybrid, k=10)"
@@ -286,6 +295,7 @@ def scale_section(points: Sequence[Mapping[str, Any]]) -> str:
             table(["memories", "pinned", "p50 ms", "p95 ms", "p99 ms", "calls"], pinned),
             *(upkeep_parts if upkeep else []),
             *(graph_parts if graphs else []),
+            *(lexical_parts if lexical else []),
         ]
     )
 

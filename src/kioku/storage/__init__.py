@@ -21,8 +21,10 @@ class DatabaseUnreachableError(ValueError):
     tried and what to check, in place of the driver's traceback."""
 
 
-def open_store(url: str, *, pool_size: int = 10) -> Store:
-    """Open (and migrate) the database at ``url``; ``pool_size``: PostgreSQL's connections."""
+def open_store(url: str, *, pool_size: int = 10, lexical_index_min: int | None = None) -> Store:
+    """Open (and migrate) the database at ``url``; ``pool_size``: PostgreSQL's connections;
+    ``lexical_index_min``: PostgreSQL's scope size for the lexical index (``None``: the
+    default, 0: never)."""
     if url.startswith("sqlite:"):
         from kioku.storage.sqlite import SQLiteStore
 
@@ -32,7 +34,11 @@ def open_store(url: str, *, pool_size: int = 10) -> Store:
         from kioku.storage.postgres import PostgresStore, unreachable_reason
 
         try:
-            return PostgresStore(url, max_connections=pool_size)
+            if lexical_index_min is None:
+                return PostgresStore(url, max_connections=pool_size)
+            return PostgresStore(
+                url, max_connections=pool_size, lexical_index_min=lexical_index_min
+            )
         except Exception as exc:
             reason = unreachable_reason(exc)
             if reason is None:

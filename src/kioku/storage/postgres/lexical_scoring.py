@@ -40,7 +40,7 @@ B = 0.75
 BOUND_DEPTH = 8
 """How many memories per row asked for are scored exactly, best bounds first."""
 
-_EXACT_SCORE: LiteralString = (
+EXACT_SCORE: LiteralString = (
     "(SELECT sum(w.idf[array_position(w.terms, u.lexeme)] "
     "* greatest(cardinality(u.positions), 1) * %s / "
     "(greatest(cardinality(u.positions), 1) + %s * "
@@ -147,7 +147,7 @@ class LexicalScoring:
             f"WHERE {self.where} AND m.lexical_tokens @@ %s::tsquery OFFSET 0) b "
             + floor_clause
             + 'ORDER BY b.bound DESC, b.id COLLATE "C" LIMIT %s) '
-            f"SELECT m.id, m.bound, {_EXACT_SCORE} AS score FROM c m, w",
+            f"SELECT m.id, m.bound, {EXACT_SCORE} AS score FROM c m, w",
             (
                 self.terms, self.weights, *bound_params, *self.params, tsquery,
                 *floor_params, depth, K1 + 1, K1, B, B, self.avgdl,

@@ -68,6 +68,7 @@ from kioku.storage.postgres.codec import (
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.filters import filter_sql
 from kioku.storage.postgres.lexical_scoring import K1, B, LexicalScoring, top_scored
+from kioku.storage.postgres.lexical_sidecar import LexicalSidecar
 from kioku.storage.postgres.lexical_stats import LexicalCorpus, lexical_corpus
 from kioku.storage.postgres.vector_leg import vector_search
 from kioku.storage.records import MemoryFilter, ScoredId
@@ -128,6 +129,7 @@ class PostgresSearchLane:
     """Mixed into ``PostgresStore``: ``lexical_search`` and ``vector_search``."""
 
     db: PostgresDatabase
+    lexical_sidecar: LexicalSidecar
 
     def lexical_search(
         self,
@@ -147,6 +149,13 @@ class PostgresSearchLane:
             # A deleted memory searched with include_deleted may hold a term no live one has:
             # df counts at least the memory itself, so its idf stays finite and positive.
             weights = [idf(max(n, 1), min(max(dfs[term], 1), max(n, 1))) for term in terms]
+            if self.lexical_sidecar.applies(n, flt):
+                index = self.lexical_sidecar.ready(workspace_id)
+                found = None if index is None else self.lexical_sidecar.search(
+                    conn, index, context_ids, terms, weights, corpus.avgdl, where, params, limit
+                )  # fmt: skip
+                if found is not None:
+                    return [ScoredId(memory_id, score) for memory_id, score in found]
             scoring = LexicalScoring(conn, where, params, terms, weights, corpus.avgdl, limit,
                                      None if flt.include_deleted else corpus.max_tf)  # fmt: skip
             selecting = candidate_terms(terms, dfs, limit)

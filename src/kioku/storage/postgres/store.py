@@ -12,6 +12,7 @@ from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.dialect import PostgresSql
 from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
 from kioku.storage.postgres.jobs import PostgresJobLane
+from kioku.storage.postgres.lexical_sidecar import MIN_MEMORIES, LexicalSidecar
 from kioku.storage.postgres.lexicon import PostgresLexicon
 from kioku.storage.postgres.search import PostgresSearchLane
 from kioku.storage.postgres.sleep import PostgresSleepLane
@@ -35,12 +36,18 @@ class PostgresStore(
     sql: Database  # the shared areas' view of ``db``
     lexicon: Lexicon
 
-    def __init__(self, url: str, *, max_connections: int = 10) -> None:
+    def __init__(
+        self, url: str, *, max_connections: int = 10, lexical_index_min: int = MIN_MEMORIES
+    ) -> None:
+        """``lexical_index_min``: the scope size from which the lexical leg takes its
+        candidates from this replica's tantivy index (``lexical_sidecar``; 0: never)."""
         self.url = libpq_url(url)
         upgrade_database(sqlalchemy_url(url))
         self.db = PostgresDatabase(self.url, max_size=max_connections)
+        self.lexical_sidecar = LexicalSidecar(self.db, lexical_index_min)
         self.sql = PostgresSql(self.db)
         self.lexicon = PostgresLexicon()
 
     def close(self) -> None:
+        self.lexical_sidecar.close()
         self.db.close()

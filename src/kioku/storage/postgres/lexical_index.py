@@ -1,0 +1,169 @@
+"""One workspace's memories in a tantivy index held by this replica: where the PostgreSQL
+lexical leg finds its candidates in a large scope (``lexical_sidecar.py``).
+
+At a million memories the GIN index makes the leg read every posting of the query's common
+words; tantivy's block-max WAND reads a few of them (docs/benchmarks-postgres-scale.md, "A
+tantivy sidecar"). The index only proposes memories: PostgreSQL scores them exactly, so what
+this index holds may lag the database without changing a score.
+
+What it holds: each live memory of the workspace as one document, its ``lexical_tokens``
+repeated tf times (kioku's tokens, already normalised, split on spaces: tantivy's BM25 then
+counts the same tf and length), its context (a raw term, to search some contexts only) and
+its id (a raw term, to delete it), plus a ``row`` fast field: the position of its id in
+``ids`` (reading a number per hit is far cheaper than a stored text).
+
+How it keeps up (``horizon``): it is built, then synced, from one REPEATABLE READ snapshot at
+a time, remembering that snapshot's ``pg_snapshot_xmin`` (every transaction below it had
+ended). A sync reads the memories whose ``lexical_xid`` (migration 0017: the transaction
+that last changed their searchable text) is at or above the previous horizon. Any memory
+whose current row differs from what the index holds therefore has ``lexical_xid >= horizon``,
+which a search reads from the database (``lexical_sidecar``). A memory deleted outright
+(``DELETE``, not a soft delete) leaves no row to read: the search reports the ids it proposed
+and the database no longer has (``forget``), and the next sync deletes them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kioku.storage.postgres.connection import PostgresDatabase
+
+SPACE = "\x1f"
+"""Stands for the space inside a digest lexeme (``codec.lexeme``): tantivy splits on spaces."""
+WRITER_HEAP = 50_000_000
+"""The index writer's memory budget (bytes) before it flushes a segment."""
+_BODY = (
+    "coalesce((SELECT string_agg(repeat(replace(u.lexeme, ' ', chr(31)) || ' ', "
+    "greatest(cardinality(u.positions), 1)), '') FROM unnest(m.lexical_tokens) u), '')"
+)
+"""A memory's tokens as the index's text: each lexeme tf times (as the leg counts tf)."""
+_HORIZON = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon"
+
+
+def index_term(lexeme: str) -> str:
+    """The index's term for a stored lexeme."""
+    return lexeme.replace(" ", SPACE)
+
+
+@dataclass(frozen=True)
+class IndexView:
+    """What a search reads, swapped whole after each sync: the searcher of one commit and the
+    horizon of the snapshot that commit reflects."""
+
+    searcher: Any
+    horizon: int
+
+
+class WorkspaceIndex:
+    """The index of one workspace. ``build`` and ``sync`` run on one thread (the sidecar's);
+    ``top``, ``view`` and ``forget`` from any thread."""
+
+    def __init__(self, workspace_id: str) -> None:
+        import tantivy  # lazily: only a PostgreSQL deployment with a large scope needs it
+
+        self._tantivy = tantivy
+        self.workspace_id = workspace_id
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
+        builder.add_text_field("context", tokenizer_name="raw", index_option="basic")
+        builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
+        builder.add_unsigned_field("row", fast=True)
+        self._schema = builder.build()
+        self._index = tantivy.Index(self._schema)  # in memory: ~66 bytes per memory at 1M
+        self._writer: Any = None
+        self.ids: list[str] = []
+        """The memory id of each ``row`` (append-only: an edited memory gets a new row)."""
+        self.view: IndexView | None = None
+        self._gone: set[str] = set()
+        self._lock = threading.Lock()
+
+    def build(self, db: PostgresDatabase) -> int:
+        """Index every live memory of the workspace (one snapshot); the number indexed."""
+        self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        with db.transaction(self.workspace_id, snapshot=True) as conn:
+            horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
+            cursor = conn.cursor(name="kioku_lexical_index")
+            cursor.itersize = 5000
+            cursor.execute(
+                f"SELECT m.id, m.context_id, {_BODY} AS body FROM memories m "
+                "WHERE m.workspace_id = %s AND m.deleted_at IS NULL",
+                (self.workspace_id,),
+            )
+            count = 0
+            for row in cursor:
+                self._add(row["id"], row["context_id"], row["body"])
+                count += 1
+            cursor.close()
+        self._publish(horizon)
+        return count
+
+    def sync(self, db: PostgresDatabase) -> int:
+        """Apply what changed since the horizon (and the deletions ``forget`` queued); the
+        number of memories changed."""
+        view = self.view
+        if view is None:
+            raise RuntimeError("sync before build")
+        with self._lock:
+            gone, self._gone = self._gone, set()
+        with db.transaction(self.workspace_id, snapshot=True) as conn:
+            horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
+            rows = conn.execute(
+                f"SELECT m.id, m.context_id, m.deleted_at IS NULL AS live, {_BODY} AS body "
+                "FROM memories m WHERE m.workspace_id = %s AND m.lexical_xid >= %s::xid8",
+                (self.workspace_id, str(view.horizon)),
+            ).fetchall()
+        if not rows and not gone and horizon == view.horizon:
+            return 0
+        for memory_id in gone | {row["id"] for row in rows}:
+            self._writer.delete_documents_by_term("id", memory_id)
+        for row in rows:
+            if row["live"]:
+                self._add(row["id"], row["context_id"], row["body"])
+        self._publish(horizon)
+        return len(rows)
+
+    def forget(self, memory_ids: Iterable[str]) -> None:
+        """Ids the database no longer has: deleted from the index at the next sync."""
+        with self._lock:
+            self._gone.update(memory_ids)
+
+    def top(self, view: IndexView, terms: Sequence[str], context_ids: Sequence[str],
+            n: int) -> list[str]:  # fmt: skip
+        """The ids of the best ``n`` memories of ``context_ids`` holding any of ``terms``
+        (tantivy's BM25 over the whole workspace: a proposal, not the leg's score)."""
+        tantivy = self._tantivy
+        query_class, occur = tantivy.Query, tantivy.Occur
+        words = query_class.boolean_query(
+            [(occur.Should, query_class.term_query(self._schema, "body", index_term(term)))
+             for term in terms]
+        )  # fmt: skip
+        in_contexts = query_class.boolean_query(
+            [(occur.Should, query_class.term_query(self._schema, "context", context))
+             for context in context_ids]
+        )  # fmt: skip
+        contexts = query_class.const_score_query(in_contexts, 0.0)
+        query = query_class.boolean_query([(occur.Must, words), (occur.Must, contexts)])
+        hits = view.searcher.search(query, n, count=False).hits
+        if not hits:
+            return []
+        rows = view.searcher.fast_field_values("row", [address for _, address in hits])
+        ids = self.ids  # rows of a view are always below its length: ids grow before a commit
+        return [ids[int(row)] for row in rows]
+
+    def _add(self, memory_id: str, context_id: str, body: str) -> None:
+        document = self._tantivy.Document(body=body, context=context_id, id=memory_id)
+        document.add_unsigned("row", len(self.ids))
+        self.ids.append(memory_id)
+        self._writer.add_document(document)
+
+    def _publish(self, horizon: int) -> None:
+        self._writer.commit()
+        self._index.reload()
+        self.view = IndexView(self._index.searcher(), horizon)
+
+    def size(self) -> int:
+        """The live documents of the current view."""
+        return 0 if self.view is None else int(self.view.searcher.num_docs)
