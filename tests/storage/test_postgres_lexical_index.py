@@ -164,13 +164,41 @@ def test_another_workspace_is_never_proposed(indexed: PostgresStore) -> None:
 def test_a_narrowing_filter_goes_to_the_gin_leg(indexed: PostgresStore) -> None:
     ws, first, _ = _corpus(indexed)
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
-    narrowing = MemoryFilter(trust_tier="trusted")
+    narrowing = MemoryFilter(tags_any=["x"])
     assert not indexed.lexical_sidecar.applies(10**6, narrowing)
+    assert not indexed.lexical_sidecar.applies(10**6, MemoryFilter(include_deleted=True))
     assert indexed.lexical_sidecar.applies(1, LIVE)
     assert not LexicalSidecar(indexed.db, 0).applies(10**6, LIVE)
     found = [(h.memory_id, h.score)
              for h in indexed.lexical_search(ws, [first], ["w3", "w9"], narrowing, 10)]  # fmt: skip
     assert found == _gin(indexed, ws, [first], ["w3", "w9"], narrowing, 10)
+
+
+def test_the_index_holds_the_trust_tier_and_sees_it_change(
+    indexed: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, first, second = _corpus(indexed)
+    outside = [new_memory(second, f"x{i}", tokens="w1 w2 w3", trust_tier="external")
+               for i in range(30)]  # fmt: skip
+    indexed.insert_memories(ws, outside)
+    assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
+    trusted, external = MemoryFilter(trust_tier="trusted"), MemoryFilter(trust_tier="external")
+    assert indexed.lexical_sidecar.applies(10**6, trusted)
+    scope = [first, second]
+    expected = [
+        _gin(indexed, ws, scope, ["w1", "w2", "w3"], flt, 10) for flt in (trusted, external)
+    ]
+    assert {memory_id for memory_id, _ in expected[1]} <= {row.id for row in outside}
+    _index_only(monkeypatch)
+    for flt, gin in zip((trusted, external), expected, strict=True):
+        hits = indexed.lexical_search(ws, scope, ["w1", "w2", "w3"], flt, 10)
+        assert [h.memory_id for h in hits] == [memory_id for memory_id, _ in gin]
+        assert [h.score for h in hits] == pytest.approx([score for _, score in gin])
+    # The context turns external: its memories' tier changes, searchable before any sync.
+    indexed.update_context(ws, first, {"trust_tier": "external"}, T0)
+    hits = indexed.lexical_search(ws, [first], ["w1"], trusted, 10)
+    assert hits == []
+    assert len(indexed.lexical_search(ws, [first], ["w1"], external, 10)) == 10
 
 
 def test_too_many_changes_since_the_horizon_go_to_the_gin_leg(

@@ -8,9 +8,10 @@ this index holds may lag the database without changing a score.
 
 What it holds: each live memory of the workspace as one document, its ``lexical_tokens``
 repeated tf times (kioku's tokens, already normalised, split on spaces: tantivy's BM25 then
-counts the same tf and length), its context (a raw term, to search some contexts only) and
-its id (a raw term, to delete it), plus a ``row`` fast field: the position of its id in
-``ids`` (reading a number per hit is far cheaper than a stored text).
+counts the same tf and length), its context and trust tier (raw terms, to search some
+contexts or one tier only) and its id (a raw term, to delete it), plus a ``row`` fast
+field: the position of its id in ``ids`` (reading a number per hit is far cheaper than a
+stored text).
 
 How it keeps up (``horizon``): it is built, then synced, from one REPEATABLE READ snapshot at
 a time, remembering that snapshot's ``pg_snapshot_xmin`` (every transaction below it had
@@ -25,7 +26,7 @@ and the database no longer has (``forget``), and the next sync deletes them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,10 @@ _BODY = (
 )
 """A memory's tokens as the index's text: each lexeme tf times (as the leg counts tf)."""
 _HORIZON = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon"
+
+
+class BuildStopped(Exception):
+    """The build gave up: the process is closing the store."""
 
 
 def index_term(lexeme: str) -> str:
@@ -69,6 +74,7 @@ class WorkspaceIndex:
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
         builder.add_text_field("context", tokenizer_name="raw", index_option="basic")
+        builder.add_text_field("tier", tokenizer_name="raw", index_option="basic")
         builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
         builder.add_unsigned_field("row", fast=True)
         self._schema = builder.build()
@@ -80,22 +86,25 @@ class WorkspaceIndex:
         self._gone: set[str] = set()
         self._lock = threading.Lock()
 
-    def build(self, db: PostgresDatabase) -> int:
-        """Index every live memory of the workspace (one snapshot); the number indexed."""
+    def build(self, db: PostgresDatabase, stop: threading.Event | None = None) -> int:
+        """Index every live memory of the workspace (one snapshot); the number indexed.
+        ``stop`` set: it gives up (``BuildStopped``), unpublished."""
         self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
         with db.transaction(self.workspace_id, snapshot=True) as conn:
             horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
             cursor = conn.cursor(name="kioku_lexical_index")
             cursor.itersize = 5000
             cursor.execute(
-                f"SELECT m.id, m.context_id, {_BODY} AS body FROM memories m "
+                f"SELECT m.id, m.context_id, m.trust_tier, {_BODY} AS body FROM memories m "
                 "WHERE m.workspace_id = %s AND m.deleted_at IS NULL",
                 (self.workspace_id,),
             )
             count = 0
             for row in cursor:
-                self._add(row["id"], row["context_id"], row["body"])
+                self._add(row)
                 count += 1
+                if stop is not None and count % 5000 == 0 and stop.is_set():
+                    raise BuildStopped(self.workspace_id)
             cursor.close()
         self._publish(horizon)
         return count
@@ -111,7 +120,8 @@ class WorkspaceIndex:
         with db.transaction(self.workspace_id, snapshot=True) as conn:
             horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
             rows = conn.execute(
-                f"SELECT m.id, m.context_id, m.deleted_at IS NULL AS live, {_BODY} AS body "
+                "SELECT m.id, m.context_id, m.trust_tier, m.deleted_at IS NULL AS live, "
+                f"{_BODY} AS body "
                 "FROM memories m WHERE m.workspace_id = %s AND m.lexical_xid >= %s::xid8",
                 (self.workspace_id, str(view.horizon)),
             ).fetchall()
@@ -121,7 +131,7 @@ class WorkspaceIndex:
             self._writer.delete_documents_by_term("id", memory_id)
         for row in rows:
             if row["live"]:
-                self._add(row["id"], row["context_id"], row["body"])
+                self._add(row)
         self._publish(horizon)
         return len(rows)
 
@@ -130,10 +140,17 @@ class WorkspaceIndex:
         with self._lock:
             self._gone.update(memory_ids)
 
-    def top(self, view: IndexView, terms: Sequence[str], context_ids: Sequence[str],
-            n: int) -> list[str]:  # fmt: skip
-        """The ids of the best ``n`` memories of ``context_ids`` holding any of ``terms``
-        (tantivy's BM25 over the whole workspace: a proposal, not the leg's score)."""
+    def top(
+        self,
+        view: IndexView,
+        terms: Sequence[str],
+        context_ids: Sequence[str],
+        n: int,
+        trust_tier: str | None = None,
+    ) -> list[str]:
+        """The ids of the best ``n`` memories of ``context_ids`` (and ``trust_tier``, if
+        given) holding any of ``terms`` (tantivy's BM25 over the whole workspace: a proposal,
+        not the leg's score)."""
         tantivy = self._tantivy
         query_class, occur = tantivy.Query, tantivy.Occur
         words = query_class.boolean_query(
@@ -144,8 +161,12 @@ class WorkspaceIndex:
             [(occur.Should, query_class.term_query(self._schema, "context", context))
              for context in context_ids]
         )  # fmt: skip
-        contexts = query_class.const_score_query(in_contexts, 0.0)
-        query = query_class.boolean_query([(occur.Must, words), (occur.Must, contexts)])
+        clauses = [(occur.Must, words),
+                   (occur.Must, query_class.const_score_query(in_contexts, 0.0))]  # fmt: skip
+        if trust_tier is not None:
+            tier = query_class.term_query(self._schema, "tier", trust_tier)
+            clauses.append((occur.Must, query_class.const_score_query(tier, 0.0)))
+        query = query_class.boolean_query(clauses)
         hits = view.searcher.search(query, n, count=False).hits
         if not hits:
             return []
@@ -153,10 +174,12 @@ class WorkspaceIndex:
         ids = self.ids  # rows of a view are always below its length: ids grow before a commit
         return [ids[int(row)] for row in rows]
 
-    def _add(self, memory_id: str, context_id: str, body: str) -> None:
-        document = self._tantivy.Document(body=body, context=context_id, id=memory_id)
+    def _add(self, row: Mapping[str, Any]) -> None:
+        document = self._tantivy.Document(
+            body=row["body"], context=row["context_id"], tier=row["trust_tier"], id=row["id"]
+        )
         document.add_unsigned("row", len(self.ids))
-        self.ids.append(memory_id)
+        self.ids.append(row["id"])
         self._writer.add_document(document)
 
     def _publish(self, horizon: int) -> None:

@@ -2,10 +2,12 @@
 scores from PostgreSQL (issue 21).
 
 When a search's scope (the workspace's searched contexts) holds at least ``min_memories``
-live memories and the filter narrows nothing (``MemoryFilter.is_narrowing``), the leg:
+live memories and the filter narrows nothing but the trust tier (``MemoryFilter.is_narrowing``;
+the index holds each memory's tier), the leg:
 
 1. asks the workspace's index (``lexical_index.WorkspaceIndex``) for the best
-   ``max(MIN_DEPTH, DEPTH_FACTOR x limit)`` memories of those contexts holding a query term
+   ``max(MIN_DEPTH, DEPTH_FACTOR x limit)`` memories of those contexts (and that tier)
+   holding a query term
    (tantivy's BM25 over the whole workspace: it only proposes);
 2. adds every memory of the workspace whose searchable text changed at or after the index's
    horizon (``lexical_xid``, migration 0017), read from the database in the same transaction:
@@ -19,8 +21,8 @@ context: the top 10 and top 40 equal exact BM25's on 400 of 400 LoCoMo questions
 (docs/benchmarks-postgres-scale.md). The GIN leg answers instead while the index is being
 built (in the background, when a search first needs it), when more than ``FRESH_MAX``
 memories changed since its horizon (a bulk load the sync has not caught up with), when the
-filter narrows (tantivy's top N could then hold too few that pass), and when the deleted
-memories are searched too.
+filter narrows by anything but the tier (tantivy's top N could then hold too few that pass),
+and when the deleted memories are searched too.
 
 Each replica keeps its own indexes in memory and syncs them every ``interval`` seconds on
 one background thread; nothing is shared between replicas but the database.
@@ -32,13 +34,14 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, LiteralString
 
 from psycopg import Connection
 from psycopg.rows import DictRow
 
 from kioku.storage.postgres.connection import PostgresDatabase
-from kioku.storage.postgres.lexical_index import WorkspaceIndex
+from kioku.storage.postgres.lexical_index import BuildStopped, WorkspaceIndex
 from kioku.storage.postgres.lexical_scoring import EXACT_SCORE, K1, B, top_scored
 from kioku.storage.records import MemoryFilter
 
@@ -78,7 +81,8 @@ class LexicalSidecar:
 
     def applies(self, scope_size: int, flt: MemoryFilter) -> bool:
         """Whether a search of ``scope_size`` live memories with ``flt`` goes to the index."""
-        return 0 < self.min_memories <= scope_size and not flt.is_narrowing
+        narrowing = replace(flt, trust_tier=None).is_narrowing  # the index holds the tier
+        return 0 < self.min_memories <= scope_size and not narrowing
 
     def ready(self, workspace_id: str) -> WorkspaceIndex | None:
         """The workspace's index once built; else ``None``, and its build is queued."""
@@ -89,8 +93,9 @@ class LexicalSidecar:
             failed = self._failed.get(workspace_id)
             if failed is not None and time.monotonic() - failed < RETRY_AFTER:
                 return None
-            if workspace_id not in self._wanted and index is None:
-                self._wanted.append(workspace_id)
+            if workspace_id in self._wanted or index is not None:
+                return None  # queued, or being built
+            self._wanted.append(workspace_id)
             self._start()
         self._wake.set()
         return None
@@ -116,6 +121,7 @@ class LexicalSidecar:
         where: LiteralString,
         params: Sequence[Any],
         limit: int,
+        trust_tier: str | None = None,
     ) -> list[tuple[str, float]] | None:
         """The top ``limit`` (id, exact BM25 score) of the scope, or ``None`` when the GIN leg
         must answer (too much changed since the index's horizon)."""
@@ -131,7 +137,7 @@ class LexicalSidecar:
         if len(fresh) > FRESH_MAX:
             return None
         depth = max(MIN_DEPTH, int(DEPTH_FACTOR * limit))
-        proposed = index.top(view, terms, context_ids, depth)
+        proposed = index.top(view, terms, context_ids, depth, trust_tier)
         candidates = sorted({*proposed, *(row["id"] for row in fresh)})
         if not candidates:
             return []
@@ -189,7 +195,9 @@ class LexicalSidecar:
                 index = WorkspaceIndex(workspace_id)
                 with self._lock:
                     self._indexes[workspace_id] = index
-                count = index.build(self.db)
+                count = index.build(self.db, self._stop)
+            except BuildStopped:
+                return
             except Exception:
                 log.exception("building the lexical index of %s", workspace_id)
                 with self._lock:

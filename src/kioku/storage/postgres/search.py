@@ -152,7 +152,8 @@ class PostgresSearchLane:
             if self.lexical_sidecar.applies(n, flt):
                 index = self.lexical_sidecar.ready(workspace_id)
                 found = None if index is None else self.lexical_sidecar.search(
-                    conn, index, context_ids, terms, weights, corpus.avgdl, where, params, limit
+                    conn, index, context_ids, terms, weights, corpus.avgdl, where, params, limit,
+                    flt.trust_tier,
                 )  # fmt: skip
                 if found is not None:
                     return [ScoredId(memory_id, score) for memory_id, score in found]

@@ -4,10 +4,10 @@ The lexical index a replica keeps beside PostgreSQL for large scopes
 (``storage/postgres/lexical_index.py``) must never miss a memory that changed after it was
 built or synced. ``memories.lexical_xid`` names the transaction (``pg_current_xact_id()``)
 that last inserted the row or changed what the index holds of it: its tokens, its length,
-its context, whether it is soft-deleted. The index remembers the horizon of the snapshot it
-last read (``pg_snapshot_xmin``: every transaction below it had ended), and a search adds the
-memories with ``lexical_xid >= horizon`` from the database itself, so a write is searchable
-the moment it commits, on every replica.
+its context, its trust tier, whether it is soft-deleted. The index remembers the horizon of
+the snapshot it last read (``pg_snapshot_xmin``: every transaction below it had ended), and
+a search adds the memories with ``lexical_xid >= horizon`` from the database itself, so a
+write is searchable the moment it commits, on every replica.
 
 - insert: the column's default (a row written before this migration keeps NULL: it is older
   than any index, which reads it when built);
@@ -44,6 +44,7 @@ POSTGRES = [
     "WHEN (OLD.lexical_tokens IS DISTINCT FROM NEW.lexical_tokens "
     "OR OLD.lexical_length IS DISTINCT FROM NEW.lexical_length "
     "OR OLD.context_id IS DISTINCT FROM NEW.context_id "
+    "OR OLD.trust_tier IS DISTINCT FROM NEW.trust_tier "
     "OR (OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL)) "
     "EXECUTE FUNCTION memories_lexical_xid()",
     "CREATE INDEX ix_memories_lexical_xid ON memories (workspace_id, lexical_xid)",
