@@ -146,6 +146,13 @@ def test_a_memory_deleted_outright_is_never_answered_and_leaves_the_index(
     assert indexed.lexical_search(ws, [first], ["platypus"], LIVE, 10) == []
     index.sync(indexed.db)  # the search reported it gone
     assert index.top(index.view, ["platypus"], [first], 10) == []
+    # An id reported gone but written again before the sync stays (the sync re-reads it).
+    back = new_memory(first, "back", tokens="wallaby")
+    indexed.insert_memories(ws, [back])
+    index.sync(indexed.db)
+    index.forget([back.id])
+    index.sync(indexed.db)
+    assert index.top(index.view, ["wallaby"], [first], 10) == [back.id]
 
 
 def test_another_workspace_is_never_proposed(indexed: PostgresStore) -> None:

@@ -20,7 +20,8 @@ that last changed their searchable text) is at or above the previous horizon. An
 whose current row differs from what the index holds therefore has ``lexical_xid >= horizon``,
 which a search reads from the database (``lexical_sidecar``). A memory deleted outright
 (``DELETE``, not a soft delete) leaves no row to read: the search reports the ids it proposed
-and the database no longer has (``forget``), and the next sync deletes them.
+and the database no longer has (``forget``), and the next sync deletes them (re-reading each
+by id, so an id written again in the meantime stays).
 """
 
 from __future__ import annotations
@@ -110,29 +111,31 @@ class WorkspaceIndex:
         return count
 
     def sync(self, db: PostgresDatabase) -> int:
-        """Apply what changed since the horizon (and the deletions ``forget`` queued); the
-        number of memories changed."""
+        """Apply what changed since the horizon, and re-read the memories ``forget`` named
+        (deleted from the index unless a row with that id is back); the number of rows read."""
         view = self.view
         if view is None:
             raise RuntimeError("sync before build")
         with self._lock:
-            gone, self._gone = self._gone, set()
+            gone = sorted(self._gone)
         with db.transaction(self.workspace_id, snapshot=True) as conn:
             horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
             rows = conn.execute(
                 "SELECT m.id, m.context_id, m.trust_tier, m.deleted_at IS NULL AS live, "
-                f"{_BODY} AS body "
-                "FROM memories m WHERE m.workspace_id = %s AND m.lexical_xid >= %s::xid8",
-                (self.workspace_id, str(view.horizon)),
+                f"{_BODY} AS body FROM memories m WHERE m.workspace_id = %s "
+                "AND (m.lexical_xid >= %s::xid8 OR m.id = ANY(%s::text[]))",
+                (self.workspace_id, str(view.horizon), gone),
             ).fetchall()
         if not rows and not gone and horizon == view.horizon:
             return 0
-        for memory_id in gone | {row["id"] for row in rows}:
+        for memory_id in {*gone, *(row["id"] for row in rows)}:
             self._writer.delete_documents_by_term("id", memory_id)
         for row in rows:
             if row["live"]:
                 self._add(row)
         self._publish(horizon)
+        with self._lock:
+            self._gone.difference_update(gone)
         return len(rows)
 
     def forget(self, memory_ids: Iterable[str]) -> None:
