@@ -109,6 +109,26 @@ def test_a_write_is_found_before_any_sync(
     assert indexed.lexical_search(ws, [first], ["wombat"], LIVE, 10) == []
 
 
+def test_another_replicas_write_is_found_at_once(
+    indexed: PostgresStore, postgres_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two stores on one database stand for two replicas: each keeps its own index, and a
+    write through one is answered by the other's index before either syncs."""
+    ws, first, _ = _corpus(indexed)
+    assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
+    other = PostgresStore(postgres_database, lexical_index_min=1)
+    try:
+        new = new_memory(first, "elsewhere", tokens="bilby w0")
+        other.insert_memories(ws, [new])
+        _index_only(monkeypatch)
+        found = indexed.lexical_search(ws, [first], ["bilby"], LIVE, 10)
+        assert [h.memory_id for h in found] == [new.id]
+        assert other.soft_delete_memory(ws, new.id, T0)
+        assert indexed.lexical_search(ws, [first], ["bilby"], LIVE, 10) == []
+    finally:
+        other.close()
+
+
 def test_a_sync_moves_the_horizon_and_indexes_the_change(indexed: PostgresStore) -> None:
     ws, first, _ = _corpus(indexed)
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)

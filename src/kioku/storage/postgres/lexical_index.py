@@ -29,6 +29,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from kioku.storage.postgres.connection import PostgresDatabase
@@ -43,6 +44,11 @@ _BODY = (
 )
 """A memory's tokens as the index's text: each lexeme tf times (as the leg counts tf)."""
 _HORIZON = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon"
+_SYNCED = (
+    "SELECT m.id, m.context_id, m.trust_tier, m.deleted_at IS NULL AS live, "
+    f"{_BODY} AS body FROM memories m WHERE m.workspace_id = %s AND"
+)
+"""A sync's read of rows (the condition follows): what ``_add`` needs, and liveness."""
 
 
 class BuildStopped(Exception):
@@ -118,25 +124,36 @@ class WorkspaceIndex:
             raise RuntimeError("sync before build")
         with self._lock:
             gone = sorted(self._gone)
+        read = 0
         with db.transaction(self.workspace_id, snapshot=True) as conn:
             horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
             rows = conn.execute(
-                "SELECT m.id, m.context_id, m.trust_tier, m.deleted_at IS NULL AS live, "
-                f"{_BODY} AS body FROM memories m WHERE m.workspace_id = %s "
-                "AND (m.lexical_xid >= %s::xid8 OR m.id = ANY(%s::text[]))",
-                (self.workspace_id, str(view.horizon), gone),
-            ).fetchall()
-        if not rows and not gone and horizon == view.horizon:
+                f"{_SYNCED} m.id = ANY(%s::text[]) "
+                "AND (m.lexical_xid IS NULL OR m.lexical_xid < %s::xid8)",
+                (self.workspace_id, gone, str(view.horizon)),
+            ).fetchall() if gone else []  # fmt: skip
+            cursor = conn.cursor(name="kioku_lexical_sync")  # streamed: a bulk load is large
+            cursor.itersize = 5000
+            cursor.execute(
+                f"{_SYNCED} m.lexical_xid >= %s::xid8 ORDER BY m.lexical_xid",
+                (self.workspace_id, str(view.horizon)),
+            )
+            for memory_id in gone:  # an id written again is added back below
+                self._writer.delete_documents_by_term("id", memory_id)
+            for row in chain(rows, cursor):
+                # The delete only reaches the documents added before it: the old version.
+                self._writer.delete_documents_by_term("id", row["id"])
+                if row["live"]:
+                    self._add(row)
+                read += 1
+            cursor.close()
+        if not read and not gone:  # nothing to commit: the same documents, a newer horizon
+            self.view = IndexView(view.searcher, horizon)
             return 0
-        for memory_id in {*gone, *(row["id"] for row in rows)}:
-            self._writer.delete_documents_by_term("id", memory_id)
-        for row in rows:
-            if row["live"]:
-                self._add(row)
         self._publish(horizon)
         with self._lock:
             self._gone.difference_update(gone)
-        return len(rows)
+        return read
 
     def forget(self, memory_ids: Iterable[str]) -> None:
         """Ids the database no longer has: deleted from the index at the next sync."""
