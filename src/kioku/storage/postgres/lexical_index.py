@@ -90,6 +90,9 @@ class WorkspaceIndex:
         self.ids: list[str] = []
         """The memory id of each ``row`` (append-only: an edited memory gets a new row)."""
         self.view: IndexView | None = None
+        self.contexts: frozenset[str] = frozenset()
+        """Every context a document was ever added with (a search of all of them needs no
+        context clause: a required clause matching most documents slows tantivy's WAND)."""
         self._gone: set[str] = set()
         self._lock = threading.Lock()
 
@@ -177,12 +180,13 @@ class WorkspaceIndex:
             [(occur.Should, query_class.term_query(self._schema, "body", index_term(term)))
              for term in terms]
         )  # fmt: skip
-        in_contexts = query_class.boolean_query(
-            [(occur.Should, query_class.term_query(self._schema, "context", context))
-             for context in context_ids]
-        )  # fmt: skip
-        clauses = [(occur.Must, words),
-                   (occur.Must, query_class.const_score_query(in_contexts, 0.0))]  # fmt: skip
+        clauses = [(occur.Must, words)]
+        if not self.contexts <= set(context_ids):
+            in_contexts = query_class.boolean_query(
+                [(occur.Should, query_class.term_query(self._schema, "context", context))
+                 for context in context_ids]
+            )  # fmt: skip
+            clauses.append((occur.Must, query_class.const_score_query(in_contexts, 0.0)))
         if trust_tier is not None:
             tier = query_class.term_query(self._schema, "tier", trust_tier)
             clauses.append((occur.Must, query_class.const_score_query(tier, 0.0)))
@@ -198,6 +202,8 @@ class WorkspaceIndex:
         document = self._tantivy.Document(
             body=row["body"], context=row["context_id"], tier=row["trust_tier"], id=row["id"]
         )
+        if row["context_id"] not in self.contexts:  # replaced whole: searches read it freely
+            self.contexts = self.contexts | {row["context_id"]}
         document.add_unsigned("row", len(self.ids))
         self.ids.append(row["id"])
         self._writer.add_document(document)
