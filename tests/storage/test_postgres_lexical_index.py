@@ -8,9 +8,11 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 
+from kioku.api.metrics import _LexicalIndexCollector
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres import lexical_sidecar as sidecar_module
 from kioku.storage.postgres import search as pg_search
@@ -287,3 +289,24 @@ def test_lexical_xid_names_the_last_change_of_the_searchable_text(pg: PostgresSt
     assert edited > inserted
     assert pg.soft_delete_memory(ws, row.id, T0)
     assert xid() > edited
+
+
+def test_metrics_report_the_indexes_and_who_answered(indexed: PostgresStore) -> None:
+    ws, first, _ = _corpus(indexed)
+    collector = _LexicalIndexCollector(lambda: SimpleNamespace(store=indexed))  # type: ignore[arg-type, return-value]
+
+    def scraped() -> dict[tuple[str, tuple[str, ...]], float]:
+        return {(sample.name, tuple(sample.labels.values())): sample.value
+                for metric in collector.collect() for sample in metric.samples}  # fmt: skip
+
+    assert scraped()[("kioku_lexical_index_workspaces", ())] == 0
+    indexed.lexical_search(ws, [first], ["w1"], LIVE, 5)  # queues the build: the GIN leg answers
+    assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
+    indexed.lexical_search(ws, [first], ["w1"], LIVE, 5)
+    indexed.lexical_search(ws, [first], ["w1"], MemoryFilter(tags_any=["x"]), 5)  # not counted
+    values = scraped()
+    assert values[("kioku_lexical_index_workspaces", ())] == 1
+    assert values[("kioku_lexical_index_memories", ())] == 1500
+    assert values[("kioku_lexical_index_searches_total", ("index",))] == 1
+    assert values[("kioku_lexical_index_searches_total", ("database",))] == 1
+    assert 0 <= values[("kioku_lexical_index_sync_age_seconds", ())] < 60

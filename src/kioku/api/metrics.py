@@ -77,6 +77,7 @@ class Metrics:
         )  # fmt: skip
         r.register(_QueueCollector(runtime))
         r.register(_PoolCollector(runtime))
+        r.register(_LexicalIndexCollector(runtime))
         telemetry.listen(self)
 
     # -- telemetry.Listener
@@ -149,6 +150,36 @@ class _PoolCollector(Collector):
             yield CounterMetricFamily(
                 f"kioku_db_pool_{name}", text, value=stats.get(key, 0) / scale
             )
+
+
+class _LexicalIndexCollector(Collector):
+    """PostgreSQL's lexical indexes of large scopes in this process (``lexical_sidecar``)."""
+
+    def __init__(self, runtime: Callable[[], Runtime | None]) -> None:
+        self._runtime = runtime
+
+    def collect(self) -> Iterator[Metric]:
+        runtime = self._runtime()
+        sidecar = getattr(runtime.store, "lexical_sidecar", None) if runtime else None
+        if sidecar is None:  # SQLite: FTS5 only
+            return
+        stats = sidecar.stats()
+        for name, key, text in (
+            ("workspaces", "workspaces", "Workspaces whose lexical index this process holds."),
+            ("memories", "memories", "Memories those indexes hold."),
+            ("sync_age_seconds", "sync_age_seconds",
+             "Seconds since the least recently synced index caught up with the database."),
+        ):  # fmt: skip
+            yield GaugeMetricFamily(f"kioku_lexical_index_{name}", text, stats[key])
+        searches = CounterMetricFamily(
+            "kioku_lexical_index_searches",
+            "Lexical searches of a large scope, by what answered: the index, or the GIN leg "
+            "(index being built, or too many changes not yet synced).",
+            labels=["answered_by"],
+        )
+        for by, count in sidecar.answered.items():
+            searches.add_metric([by], count)
+        yield searches
 
 
 def operation_of(scope: Scope) -> str:

@@ -27,6 +27,7 @@ by id, so an id written again in the meantime stays).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -90,6 +91,8 @@ class WorkspaceIndex:
         self.ids: list[str] = []
         """The memory id of each ``row`` (append-only: an edited memory gets a new row)."""
         self.view: IndexView | None = None
+        self.synced_at = 0.0
+        """When the view last caught up with the database (``time.monotonic``)."""
         self.contexts: frozenset[str] = frozenset()
         """Every context a document was ever added with (a search of all of them needs no
         context clause: a required clause matching most documents slows tantivy's WAND)."""
@@ -152,6 +155,7 @@ class WorkspaceIndex:
             cursor.close()
         if not read and not gone:  # nothing to commit: the same documents, a newer horizon
             self.view = IndexView(view.searcher, horizon)
+            self.synced_at = time.monotonic()
             return 0
         self._publish(horizon)
         with self._lock:
@@ -212,6 +216,7 @@ class WorkspaceIndex:
         self._writer.commit()
         self._index.reload()
         self.view = IndexView(self._index.searcher(), horizon)
+        self.synced_at = time.monotonic()
 
     def size(self) -> int:
         """The live documents of the current view."""

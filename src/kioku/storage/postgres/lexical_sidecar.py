@@ -88,6 +88,9 @@ class LexicalSidecar:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.answered = {"index": 0, "database": 0}
+        """Searches of a large scope answered by the index, and by the GIN leg instead (the
+        index being built, or too many changes unsynced): ``/metrics`` reports both."""
 
     def applies(self, scope_size: int, flt: MemoryFilter) -> bool:
         """Whether a search of ``scope_size`` live memories with ``flt`` goes to the index."""
@@ -119,6 +122,40 @@ class LexicalSidecar:
                 return False
             time.sleep(0.05)
         return True
+
+    def answer(
+        self,
+        conn: Connection[DictRow],
+        workspace_id: str,
+        context_ids: Sequence[str],
+        terms: list[str],
+        weights: list[float],
+        avgdl: float,
+        where: LiteralString,
+        params: Sequence[Any],
+        limit: int,
+        trust_tier: str | None,
+    ) -> list[tuple[str, float]] | None:
+        """``search`` on the workspace's index once built (else ``None``: the GIN leg
+        answers), counted in ``answered``."""
+        index = self.ready(workspace_id)
+        found = None if index is None else self.search(
+            conn, index, context_ids, terms, weights, avgdl, where, params, limit, trust_tier
+        )  # fmt: skip
+        with self._lock:
+            self.answered["database" if found is None else "index"] += 1
+        return found
+
+    def stats(self) -> dict[str, float]:
+        """The built indexes, the memories they hold, and the oldest sync's age (seconds)."""
+        with self._lock:
+            built = [index for index in self._indexes.values() if index.view is not None]
+        now = time.monotonic()
+        return {
+            "workspaces": len(built),
+            "memories": sum(index.size() for index in built),
+            "sync_age_seconds": max((now - index.synced_at for index in built), default=0.0),
+        }
 
     def search(
         self,

@@ -150,10 +150,9 @@ class PostgresSearchLane:
             # df counts at least the memory itself, so its idf stays finite and positive.
             weights = [idf(max(n, 1), min(max(dfs[term], 1), max(n, 1))) for term in terms]
             if self.lexical_sidecar.applies(n, flt):
-                index = self.lexical_sidecar.ready(workspace_id)
-                found = None if index is None else self.lexical_sidecar.search(
-                    conn, index, context_ids, terms, weights, corpus.avgdl, where, params, limit,
-                    flt.trust_tier,
+                found = self.lexical_sidecar.answer(
+                    conn, workspace_id, context_ids, terms, weights, corpus.avgdl, where, params,
+                    limit, flt.trust_tier,
                 )  # fmt: skip
                 if found is not None:
                     return [ScoredId(memory_id, score) for memory_id, score in found]
