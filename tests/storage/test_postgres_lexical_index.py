@@ -310,3 +310,26 @@ def test_metrics_report_the_indexes_and_who_answered(indexed: PostgresStore) -> 
     assert values[("kioku_lexical_index_searches_total", ("index",))] == 1
     assert values[("kioku_lexical_index_searches_total", ("database",))] == 1
     assert 0 <= values[("kioku_lexical_index_sync_age_seconds", ())] < 60
+
+
+def test_an_index_of_mostly_dead_rows_is_rebuilt(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pg.lexical_sidecar.close()
+    pg.lexical_sidecar = LexicalSidecar(pg.db, 1, interval=0.05)
+    ws, first, _ = _corpus(pg)
+    assert pg.lexical_sidecar.wait_ready(ws, timeout=60)
+    built = pg.lexical_sidecar.ready(ws)
+    row = new_memory(first, "edited", tokens="dingo")
+    pg.insert_memories(ws, [row])
+    pg.update_memory(ws, row.id, MemoryChanges(lexical_tokens="kookaburra"), T0)
+    monkeypatch.setattr(sidecar_module, "REBUILD_SLACK", -(10**9))  # every index is bloated
+    for _ in range(400):
+        if pg.lexical_sidecar.ready(ws) is not built:
+            break
+        time.sleep(0.05)
+    rebuilt = pg.lexical_sidecar.ready(ws)
+    assert rebuilt is not None and rebuilt is not built and rebuilt.view is not None
+    assert rebuilt.top(rebuilt.view, ["kookaburra"], [first], 5) == [row.id]
+    assert rebuilt.top(rebuilt.view, ["dingo"], [first], 5) == []
+    assert len(rebuilt.ids) == rebuilt.size() == 1501

@@ -58,6 +58,9 @@ FRESH_MAX = 2_000
 costs the re-score ~0.012 ms at 1M: 1,000 unsynced writes added ~12 ms to a search's p50)."""
 SYNC_INTERVAL = 0.5
 """Seconds between two syncs of every index."""
+REBUILD_SLACK = 100_000
+"""An index is rebuilt once its rows (one per version indexed) pass twice its live memories
+plus this many."""
 RETRY_AFTER = 60.0
 """Seconds before an index whose build failed is tried again (the GIN leg answers meanwhile)."""
 
@@ -207,7 +210,7 @@ class LexicalSidecar:
 
     def _start(self) -> None:
         """Start the background thread (called under the lock)."""
-        if self._thread is None:
+        if self._thread is None and not self._stop.is_set():
             self._thread = threading.Thread(
                 target=self._run, name="kioku-lexical-index", daemon=True
             )
@@ -219,13 +222,30 @@ class LexicalSidecar:
             for index in list(self._indexes.values()):
                 if self._stop.is_set():
                     return
-                if index.view is not None:
-                    try:
-                        index.sync(self.db)
-                    except Exception:  # the next round retries; the GIN leg answers meanwhile
-                        log.exception("syncing the lexical index of %s", index.workspace_id)
+                if index.view is None:
+                    continue
+                try:
+                    index.sync(self.db)
+                except Exception:  # the next round retries; the GIN leg answers meanwhile
+                    log.exception("syncing the lexical index of %s", index.workspace_id)
+                if len(index.ids) > 2 * index.size() + REBUILD_SLACK:
+                    self._rebuild(index)
             self._wake.wait(self.interval)
             self._wake.clear()
+
+    def _rebuild(self, old: WorkspaceIndex) -> None:
+        """Replace an index whose rows are mostly dead (every edit adds a row, and ``ids``
+        never shrinks) with a new build; the old one answers until then."""
+        try:
+            index = WorkspaceIndex(old.workspace_id)
+            index.build(self.db, self._stop)
+        except BuildStopped:
+            return
+        except Exception:
+            log.exception("rebuilding the lexical index of %s", old.workspace_id)
+            return
+        with self._lock:
+            self._indexes[old.workspace_id] = index
 
     def _build_wanted(self) -> None:
         while not self._stop.is_set():
