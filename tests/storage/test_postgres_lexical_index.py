@@ -16,7 +16,7 @@ from kioku.api.metrics import _LexicalIndexCollector
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres import lexical_sidecar as sidecar_module
 from kioku.storage.postgres import search as pg_search
-from kioku.storage.postgres.lexical_sidecar import LexicalSidecar
+from kioku.storage.postgres.lexical_sidecar import LexicalSidecar, ScopedQuery
 from kioku.storage.records import MemoryChanges, MemoryFilter
 from tests.storage.test_contract import T0, new_context, new_memory
 
@@ -241,9 +241,8 @@ def test_too_many_changes_since_the_horizon_go_to_the_gin_leg(
     index = indexed.lexical_sidecar.ready(ws)
     assert index is not None
     with indexed.db.transaction(ws) as conn:
-        assert indexed.lexical_sidecar.search(
-            conn, index, [first], ["numbat"], [1.0], 10.0, "TRUE", [], 10
-        ) is None  # fmt: skip
+        query = ScopedQuery([first], ["numbat"], [1.0], 10.0, "TRUE", [], 10)
+        assert indexed.lexical_sidecar.search(conn, index, query) is None
     found = indexed.lexical_search(ws, [first], ["numbat"], LIVE, 10)
     assert sorted(h.memory_id for h in found) == sorted(row.id for row in fresh)
 

@@ -100,11 +100,15 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-class _QueueCollector(Collector):
-    """The embedding queue, read from the database when scraped."""
+class _RuntimeCollector(Collector):
+    """A collector that reads the runtime (``None`` until the app has one) when scraped."""
 
     def __init__(self, runtime: Callable[[], Runtime | None]) -> None:
         self._runtime = runtime
+
+
+class _QueueCollector(_RuntimeCollector):
+    """The embedding queue, read from the database when scraped."""
 
     def collect(self) -> Iterator[Metric]:
         runtime = self._runtime()
@@ -125,11 +129,8 @@ class _QueueCollector(Collector):
         )
 
 
-class _PoolCollector(Collector):
+class _PoolCollector(_RuntimeCollector):
     """The PostgreSQL connection pool of this process (psycopg_pool's own counters)."""
-
-    def __init__(self, runtime: Callable[[], Runtime | None]) -> None:
-        self._runtime = runtime
 
     def collect(self) -> Iterator[Metric]:
         runtime = self._runtime()
@@ -152,11 +153,8 @@ class _PoolCollector(Collector):
             )
 
 
-class _LexicalIndexCollector(Collector):
+class _LexicalIndexCollector(_RuntimeCollector):
     """PostgreSQL's lexical indexes of large scopes in this process (``lexical_sidecar``)."""
-
-    def __init__(self, runtime: Callable[[], Runtime | None]) -> None:
-        self._runtime = runtime
 
     def collect(self) -> Iterator[Metric]:
         runtime = self._runtime()

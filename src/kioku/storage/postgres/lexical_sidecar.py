@@ -34,7 +34,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, LiteralString
 
 from psycopg import Connection
@@ -72,6 +72,22 @@ CHANGED_SINCE: LiteralString = (
     "ORDER BY m.lexical_xid LIMIT %s"
 )
 """The memories of a workspace changed at or after a horizon (at most a limit of them)."""
+
+
+@dataclass(frozen=True)
+class ScopedQuery:
+    """One lexical search as the leg has prepared it: the scope's contexts, the query's
+    lexemes and their idfs (the scope's statistics), avgdl, the filter's WHERE clause over
+    ``m`` and its parameters, the rows wanted, and the trust tier the filter names."""
+
+    context_ids: Sequence[str]
+    terms: list[str]
+    weights: list[float]
+    avgdl: float
+    where: LiteralString
+    params: Sequence[Any]
+    limit: int
+    trust_tier: str | None = None
 
 
 class LexicalSidecar:
@@ -127,24 +143,12 @@ class LexicalSidecar:
         return True
 
     def answer(
-        self,
-        conn: Connection[DictRow],
-        workspace_id: str,
-        context_ids: Sequence[str],
-        terms: list[str],
-        weights: list[float],
-        avgdl: float,
-        where: LiteralString,
-        params: Sequence[Any],
-        limit: int,
-        trust_tier: str | None,
+        self, conn: Connection[DictRow], workspace_id: str, query: ScopedQuery
     ) -> list[tuple[str, float]] | None:
         """``search`` on the workspace's index once built (else ``None``: the GIN leg
         answers), counted in ``answered``."""
         index = self.ready(workspace_id)
-        found = None if index is None else self.search(
-            conn, index, context_ids, terms, weights, avgdl, where, params, limit, trust_tier
-        )  # fmt: skip
+        found = None if index is None else self.search(conn, index, query)
         with self._lock:
             self.answered["database" if found is None else "index"] += 1
         return found
@@ -161,17 +165,7 @@ class LexicalSidecar:
         }
 
     def search(
-        self,
-        conn: Connection[DictRow],
-        index: WorkspaceIndex,
-        context_ids: Sequence[str],
-        terms: list[str],
-        weights: list[float],
-        avgdl: float,
-        where: LiteralString,
-        params: Sequence[Any],
-        limit: int,
-        trust_tier: str | None = None,
+        self, conn: Connection[DictRow], index: WorkspaceIndex, query: ScopedQuery
     ) -> list[tuple[str, float]] | None:
         """The top ``limit`` (id, exact BM25 score) of the scope, or ``None`` when the GIN leg
         must answer (too much changed since the index's horizon)."""
@@ -182,17 +176,18 @@ class LexicalSidecar:
         fresh = conn.execute(CHANGED_SINCE, (ws, str(view.horizon), FRESH_MAX + 1)).fetchall()
         if len(fresh) > FRESH_MAX:
             return None
+        terms, limit = query.terms, query.limit
         depth = max(MIN_DEPTH, int(DEPTH_FACTOR * limit))
-        proposed = index.top(view, terms, context_ids, depth, trust_tier)
+        proposed = index.top(view, terms, query.context_ids, depth, query.trust_tier)
         candidates = sorted({*proposed, *(row["id"] for row in fresh)})
         if not candidates:
             return []
         rows = conn.execute(
             "WITH w AS (SELECT %s::text[] AS terms, %s::float8[] AS idf) "
-            f"SELECT m.id, ({where}) AS passes, {EXACT_SCORE} AS score FROM memories m, w "
-            "WHERE m.workspace_id = %s AND m.id = ANY(%s::text[])",
-            (terms, weights, *params, K1 + 1, K1, B, B, avgdl if avgdl > 0 else 1.0,
-             ws, candidates),
+            f"SELECT m.id, ({query.where}) AS passes, {EXACT_SCORE} AS score "
+            "FROM memories m, w WHERE m.workspace_id = %s AND m.id = ANY(%s::text[])",
+            (terms, query.weights, *query.params, K1 + 1, K1, B, B,
+             query.avgdl if query.avgdl > 0 else 1.0, ws, candidates),
         ).fetchall()  # fmt: skip
         gone = set(proposed) - {row["id"] for row in rows}
         if gone:  # deleted outright since the index read them

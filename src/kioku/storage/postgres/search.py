@@ -68,7 +68,7 @@ from kioku.storage.postgres.codec import (
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.filters import filter_sql
 from kioku.storage.postgres.lexical_scoring import K1, B, LexicalScoring, top_scored
-from kioku.storage.postgres.lexical_sidecar import LexicalSidecar
+from kioku.storage.postgres.lexical_sidecar import LexicalSidecar, ScopedQuery
 from kioku.storage.postgres.lexical_stats import LexicalCorpus, lexical_corpus
 from kioku.storage.postgres.vector_leg import vector_search
 from kioku.storage.records import MemoryFilter, ScoredId
@@ -150,10 +150,9 @@ class PostgresSearchLane:
             # df counts at least the memory itself, so its idf stays finite and positive.
             weights = [idf(max(n, 1), min(max(dfs[term], 1), max(n, 1))) for term in terms]
             if self.lexical_sidecar.applies(n, flt):
-                found = self.lexical_sidecar.answer(
-                    conn, workspace_id, context_ids, terms, weights, corpus.avgdl, where, params,
-                    limit, flt.trust_tier,
-                )  # fmt: skip
+                query = ScopedQuery(context_ids, terms, weights, corpus.avgdl, where, params,
+                                    limit, flt.trust_tier)  # fmt: skip
+                found = self.lexical_sidecar.answer(conn, workspace_id, query)
                 if found is not None:
                     return [ScoredId(memory_id, score) for memory_id, score in found]
             scoring = LexicalScoring(conn, where, params, terms, weights, corpus.avgdl, limit,
