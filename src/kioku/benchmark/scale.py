@@ -38,9 +38,9 @@ PINNED = 40
 """Guardrail-like ``always`` memories among the fill, for timing ``load_pinned``."""
 FILL_CHUNK = 1000
 TARGET_COSINE = 0.8
+"""Expected cosine between a synthetic vector and the real vector it was derived from."""
 LEXICAL_INDEX_TIMEOUT = 1800.0
 """Seconds the bench waits for a large scope's lexical index (~20 s at a million memories)."""
-"""Expected cosine between a synthetic vector and the real vector it was derived from."""
 _TURN = re.compile(r"^(?P<speaker>.+?) \((?P<when>[^)]*)\): (?P<body>.*)$", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 

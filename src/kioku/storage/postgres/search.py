@@ -47,6 +47,10 @@ query terms or more are scored (when independence expects at most ``PAIRS_SHARE`
 cutoff's candidates); if no single term's bound reaches the k-th score among them, that is
 exact BM25's top k, and the rarest term's memories are never all scored.
 
+In a large scope (``KIOKU_LEXICAL_INDEX_MIN`` live memories or more) with a filter that narrows
+nothing but the trust tier, the candidates come from this replica's tantivy index instead of
+the GIN index, and the same exact BM25 statement scores them: ``lexical_sidecar.py``.
+
 Vector leg: see ``vector_leg.py``.
 """
 
