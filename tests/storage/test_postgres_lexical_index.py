@@ -5,6 +5,7 @@ cannot answer. The tests lower the scope size from which it answers to 1."""
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import time
 from collections.abc import Iterator
@@ -332,3 +333,16 @@ def test_an_index_of_mostly_dead_rows_is_rebuilt(
     assert rebuilt.top(rebuilt.view, ["kookaburra"], [first], 5) == [row.id]
     assert rebuilt.top(rebuilt.view, ["dingo"], [first], 5) == []
     assert len(rebuilt.ids) == rebuilt.size() == 1501
+
+
+def test_without_tantivy_the_gin_leg_answers(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tantivy" else real(name, *a)
+    )
+    sidecar = LexicalSidecar(pg.db, 1)
+    assert sidecar.min_memories == 0 and not sidecar.applies(10**6, LIVE)
+    assert "tantivy package is missing" in caplog.text
+    assert LexicalSidecar(pg.db, 0).min_memories == 0

@@ -86,7 +86,7 @@ class WorkspaceIndex:
         builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
         builder.add_unsigned_field("row", fast=True)
         self._schema = builder.build()
-        self._index = tantivy.Index(self._schema)  # in memory: ~66 bytes per memory at 1M
+        self._index = tantivy.Index(self._schema)  # in memory (with ids: ~260 MiB at 1M)
         self._writer: Any = None
         self.ids: list[str] = []
         """The memory id of each ``row`` (append-only: an edited memory gets a new row)."""

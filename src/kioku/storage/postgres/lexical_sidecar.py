@@ -7,8 +7,7 @@ the index holds each memory's tier), the leg:
 
 1. asks the workspace's index (``lexical_index.WorkspaceIndex``) for the best
    ``max(MIN_DEPTH, DEPTH_FACTOR x limit)`` memories of those contexts (and that tier)
-   holding a query term
-   (tantivy's BM25 over the whole workspace: it only proposes);
+   holding a query term (tantivy's BM25 over the whole workspace: it only proposes);
 2. adds every memory of the workspace whose searchable text changed at or after the index's
    horizon (``lexical_xid``, migration 0017), read from the database in the same transaction:
    a memory written a moment ago is a candidate on every replica, before any sync;
@@ -30,6 +29,7 @@ one background thread; nothing is shared between replicas but the database.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import threading
 import time
@@ -97,7 +97,12 @@ class LexicalSidecar:
         self, db: PostgresDatabase, min_memories: int = MIN_MEMORIES,
         interval: float = SYNC_INTERVAL,
     ) -> None:  # fmt: skip
-        """``min_memories``: the scope size from which it answers (0: never)."""
+        """``min_memories``: the scope size from which it answers (0: never; also when the
+        ``tantivy`` package is missing, said once in the log)."""
+        if min_memories > 0 and importlib.util.find_spec("tantivy") is None:
+            log.warning("the tantivy package is missing: large scopes use the GIN leg "
+                        "(pip install 'kioku-memory-server[postgres]')")  # fmt: skip
+            min_memories = 0
         self.db, self.min_memories, self.interval = db, min_memories, interval
         self._indexes: dict[str, WorkspaceIndex] = {}
         self._wanted: list[str] = []
