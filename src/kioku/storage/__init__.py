@@ -34,11 +34,8 @@ def open_store(url: str, *, pool_size: int = 10, lexical_index_min: int | None =
         from kioku.storage.postgres import PostgresStore, unreachable_reason
 
         try:
-            if lexical_index_min is None:
-                return PostgresStore(url, max_connections=pool_size)
-            return PostgresStore(
-                url, max_connections=pool_size, lexical_index_min=lexical_index_min
-            )
+            index = {} if lexical_index_min is None else {"lexical_index_min": lexical_index_min}
+            return PostgresStore(url, max_connections=pool_size, **index)
         except Exception as exc:
             reason = unreachable_reason(exc)
             if reason is None:
