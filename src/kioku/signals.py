@@ -34,6 +34,9 @@ class RankingSignals:
     """...and unhelpful (both kept: contradictory events are not resolved away)."""
     thread: tuple[str, str] | None = None
     """(context id, thread) of a memory in a thread: recall's thread scores group by it."""
+    suspicious: bool = False
+    """An external memory whose text reads like instructions to an AI (the stored verdict of
+    ``service/suspicious.py``; a row not judged yet counts as not suspicious)."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from kioku.eval.baseline import (
     BaselineError,
     Breach,
     check_floors,
+    check_legs,
     dump_floors,
     load_baseline,
     suggest_floors,
@@ -36,6 +37,43 @@ def test_below_a_floor_is_a_breach_that_says_where() -> None:
     assert check_floors(measured, floors)[0].describe() == (
         "hybrid+rerank / exact / p@1: 0.8000 < floor 0.9000"
     )
+
+
+def legs_report(product: float, lexical: float, vector: float) -> RetrievalReport:
+    def row(p1: float) -> dict[str, float]:
+        return {"n": 15, "p@1": p1, "ndcg@10": 0.8}
+
+    return RetrievalReport(
+        metrics={
+            "hybrid+rerank": {"japanese": row(product)},
+            "hybrid": {"japanese": row(0.1)},  # the plain arm is not the product: not checked
+            "lexical": {"japanese": row(lexical)},
+            "vector": {"japanese": row(vector)},
+        }
+    )
+
+
+def test_the_product_arm_below_one_of_its_legs_is_a_breach_that_names_the_leg() -> None:
+    assert check_legs(legs_report(0.6, 0.2667, 0.6)) == []  # level with a leg is not below it
+    breaches = check_legs(legs_report(0.5333, 0.2667, 0.6))
+    assert breaches == [Breach("hybrid+rerank", "japanese", "p@1", 0.5333, 0.6, "vector")]
+    assert breaches[0].describe() == (
+        "hybrid+rerank / japanese / p@1: 0.5333 < the vector leg's 0.6000"
+    )
+    # Below both legs: one breach per leg. No slack: 0.0008 below is below.
+    pinned = RetrievalReport(
+        metrics={
+            "hybrid+rerank": {"pinned-vs-recall": {"n": 15, "ndcg@10": 0.8036}},
+            "lexical": {"pinned-vs-recall": {"n": 15, "ndcg@10": 0.9}},
+            "vector": {"pinned-vs-recall": {"n": 15, "ndcg@10": 0.8044}},
+        }
+    )
+    assert [(b.leg, b.floor) for b in check_legs(pinned)] == [("lexical", 0.9), ("vector", 0.8044)]
+
+
+def test_the_leg_check_needs_the_product_arm_and_both_legs() -> None:
+    only_product = RetrievalReport(metrics={"hybrid+rerank": {"exact": {"n": 1, "p@1": 0.0}}})
+    assert check_legs(only_product) == []
 
 
 def test_a_metric_the_run_did_not_produce_is_a_breach() -> None:

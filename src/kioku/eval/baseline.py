@@ -25,6 +25,11 @@ MARGIN = 0.03
 """How far below the measured figure ``--suggest-baseline`` puts a floor, at least; a bucket of
 n queries gets 1/n (one query's worth) when that is more, so a single tie resolved the other
 way on another CPU does not fail the gate, while a broken leg (many queries) always does."""
+PRODUCT_ARM = "hybrid+rerank"
+"""The arm every surface runs (``kioku.eval.retrieval.ARMS``)."""
+LEGS = ("lexical", "vector")
+LEG_METRICS = ("p@1", "ndcg@10")
+"""What ``check_legs`` compares the product with its legs on, in every bucket."""
 STRICT_METRICS = frozenset({"clean", "pinned_lane"})
 """Lane guarantees, not quality: their floor is the measured value itself (1.0 on main)."""
 
@@ -42,11 +47,14 @@ class Breach:
     metric: str
     measured: float | None
     floor: float
+    leg: str | None = None
+    """Set when the floor is that leg's own figure (``check_legs``), not a committed one."""
 
     def describe(self) -> str:
         """One line for the terminal: where, measured vs floor."""
         got = "missing" if self.measured is None else f"{self.measured:.4f}"
-        return f"{self.arm} / {self.bucket} / {self.metric}: {got} < floor {self.floor:.4f}"
+        floor = f"the {self.leg} leg's {self.floor:.4f}" if self.leg else f"floor {self.floor:.4f}"
+        return f"{self.arm} / {self.bucket} / {self.metric}: {got} < {floor}"
 
 
 NOT_GATED = "not gated"
@@ -95,6 +103,27 @@ def check_floors(
                 # Means are rounded to 4 places; compare at that precision.
                 if value is None or round(value, 4) < round(float(floor), 4):
                     breaches.append(Breach(arm, bucket, metric, value, float(floor)))
+    return breaches
+
+
+def check_legs(report: RetrievalReport) -> list[Breach]:
+    """Every bucket where the product's arm (``PRODUCT_ARM``) ranks below one of its own legs
+    on ``LEG_METRICS`` (issue 17: fusion must never lose to a leg). No slack: the run is
+    deterministic and the target is "not below", so a single query lost to a leg breaches. Not
+    checked when the run left out the product arm or a leg."""
+    metrics = report.metrics
+    if PRODUCT_ARM not in metrics or not all(leg in metrics for leg in LEGS):
+        return []
+    breaches: list[Breach] = []
+    for bucket, measured in metrics[PRODUCT_ARM].items():
+        for metric in LEG_METRICS:
+            value = measured.get(metric)
+            if value is None:
+                continue
+            for leg in LEGS:
+                rival = metrics[leg].get(bucket, {}).get(metric)
+                if rival is not None and round(value, 4) < round(rival, 4):
+                    breaches.append(Breach(PRODUCT_ARM, bucket, metric, value, rival, leg))
     return breaches
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kioku.eval.baseline import Breach, check_floors, load_baseline
+from kioku.eval.baseline import Breach, check_floors, check_legs, load_baseline
 from kioku.eval.corpus import GoldenRuntime, golden_runtime, load_embedder
 from kioku.eval.golden import GoldenSet, load_golden
 from kioku.eval.lanes import LaneReport, check_lanes, plant
@@ -96,7 +96,8 @@ def retrieval_gate(
         report = run_retrieval(loaded, golden, chosen)
     if arms:  # floors of arms that were not run are not checked
         floors = {arm: buckets for arm, buckets in floors.items() if arm in chosen}
-    return RetrievalGate(golden, report, check_floors(report, floors), model.name)
+    breaches = check_floors(report, floors) + check_legs(report)
+    return RetrievalGate(golden, report, breaches, model.name)
 
 
 def leakage_gate(

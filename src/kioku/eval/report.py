@@ -74,7 +74,9 @@ def render_retrieval(
 
 def _verdict(breaches: Sequence[Breach]) -> str:
     if not breaches:
-        return "**Pass**: every committed floor holds."
+        return (
+            "**Pass**: every committed floor holds, and the product arm is below none of its legs."
+        )
     listed = "\n".join(f"- {breach.describe()}" for breach in breaches)
     return f"**Fail**: {len(breaches)} floor(s) breached:\n\n{listed}"
 

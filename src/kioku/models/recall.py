@@ -71,6 +71,12 @@ class ScoreBreakdown(BaseModel):
     vector_rank: int | None
     fused: float
     rerank: float
+    suspicious: float | None = Field(
+        default=None,
+        description="Factor applied to an external memory whose text reads like instructions "
+        "to an AI (the result's `suspicious` is true): its score counts half, so it no longer "
+        "outranks first-party memory it only barely beats. Only on such results.",
+    )
     graph: float | None = Field(
         default=None, description="Graph boost factor (only when the context turns it on)."
     )

@@ -1,8 +1,10 @@
-"""The bounded feature re-ranker: small, capped nudges from importance, recency, access and
-feedback (net helpfulness).
+"""The re-ranking factors: the bounded feature re-ranker (small, capped nudges from importance,
+recency, access and feedback) and the demotion of external text that reads like orders.
 
 Whatever the features say, a result's score moves by at most ``MAX_SHIFT`` either way, so the
-retrieval legs always decide the order and the features only break near-ties.
+retrieval legs always decide the order and the features only break near-ties. A ``suspicious``
+memory (external text the injection tripwire flagged) keeps ``SUSPICIOUS_FACTOR`` of its score:
+it is still returned and flagged, but it no longer outranks first-party memory it barely beats.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from kioku.signals import RankingSignals
 
 MAX_SHIFT = 0.10
 RECENCY_HALF_LIFE_DAYS = 30.0
+SUSPICIOUS_FACTOR = 0.5
+"""What a ``suspicious`` memory keeps of its score (a round half, not tuned: docs/concepts.md)."""
 _WEIGHTS = {"importance": 0.5, "recency": 0.3, "access": 0.2, "feedback": 0.5}
 
 
@@ -42,3 +46,8 @@ def rerank_factor(features: RankingSignals, newest: datetime) -> float:
     )
     signal = max(-1.0, min(1.0, signal))
     return 1.0 + MAX_SHIFT * signal
+
+
+def suspicion_factor(features: RankingSignals) -> float:
+    """``SUSPICIOUS_FACTOR`` for external text that reads like instructions to an AI, else 1."""
+    return SUSPICIOUS_FACTOR if features.suspicious else 1.0

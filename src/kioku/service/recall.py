@@ -27,7 +27,7 @@ from kioku.search.fusion import (
 )
 from kioku.search.leg_trust import trusted_weights
 from kioku.search.past import query_tense
-from kioku.search.rerank import rerank_factor
+from kioku.search.rerank import rerank_factor, suspicion_factor
 from kioku.search.thread_scores import thread_lift
 from kioku.search.threads import thread_bonus, with_bonus
 from kioku.search.tokenize import tokenize
@@ -188,10 +188,20 @@ class RecallService:
             for memory_id in fused
             if memory_id in signals
         }
+        if rerank:  # external text that reads like orders yields to what it barely beats
+            ranking.suspicion_factors = {
+                memory_id: factor
+                for memory_id in ranking.factors
+                if (factor := suspicion_factor(signals[memory_id])) != 1.0
+            }
+        demoted = ranking.suspicion_factors
         # A tie goes to the newer memory, then to the id: like ``leg_ranks``, so that the order
         # of equal scores does not depend on which uuid each memory happened to draw.
         ranked = sorted(
-            ((fused[memory_id] * f, memory_id) for memory_id, f in ranking.factors.items()),
+            (
+                (fused[memory_id] * f * demoted.get(memory_id, 1.0), memory_id)
+                for memory_id, f in ranking.factors.items()
+            ),
             key=lambda pair: (-pair[0], -signals[pair[1]].created_at.timestamp(), pair[1]),
         )
         if rerank and config.thread_score_weight > 0:  # part of the re-ranking stage
@@ -311,6 +321,8 @@ class Ranking:
     """The legs disagree across languages (``recall_languages``): no ``high`` confidence."""
     fused: dict[str, float] = field(default_factory=dict)
     factors: dict[str, float] = field(default_factory=dict)
+    suspicion_factors: dict[str, float] = field(default_factory=dict)
+    """Only the ``suspicious`` results, demoted (``search/rerank.py``)."""
     graph_factors: dict[str, float] = field(default_factory=dict)
     thread_bonus: dict[str, float] = field(default_factory=dict)
     """What its thread added to each score: the share of the thread's best score and of the
@@ -344,6 +356,7 @@ class Ranking:
                 vector_rank=None if vector is None else vector[0],
                 fused=round(self.fused.get(memory_id, 0.0), 8),
                 rerank=round(self.factors.get(memory_id, 1.0), 6),
+                suspicious=self.suspicion_factors.get(memory_id),
                 graph=round(self.graph_factors[memory_id], 6) if self.graph_factors else None,
                 thread=_rounded(self.thread_bonus.get(memory_id), 8),
                 newer_first=_rounded(self.version_factors.get(memory_id), 6),

@@ -16,7 +16,8 @@ tests/unit/test_suspicious_heldout.py measures them on phrasings they were not w
 Limits, on purpose: a tripwire ("this is data, not orders"), not a security boundary.
 Paraphrases, other languages, encodings (base64, homoglyphs) and orders split across memories
 get through; a few ordinary orders to people ("from now on, reply to customers in English") are
-flagged. The real defence is the ``trust_tier`` filter. Flagging never changes ranking or deletes.
+flagged. The real defence is the ``trust_tier`` filter. Flagging filters and deletes nothing;
+recall counts a flagged result's score half (``search/rerank.py``).
 """
 
 from __future__ import annotations

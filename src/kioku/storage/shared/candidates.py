@@ -35,7 +35,9 @@ class CandidateStore(Protocol):
                 "(SELECT count(*) FROM retrieval_feedback f WHERE f.workspace_id = m.workspace_id "
                 "AND f.memory_id = m.id AND f.helpful) AS helpful, "
                 "(SELECT count(*) FROM retrieval_feedback f WHERE f.workspace_id = m.workspace_id "
-                "AND f.memory_id = m.id AND NOT f.helpful) AS unhelpful "
+                "AND f.memory_id = m.id AND NOT f.helpful) AS unhelpful, "
+                "CASE WHEN m.trust_tier = 'external' AND m.instruction_like THEN 1 ELSE 0 END "
+                "AS suspicious "
                 # The ids name the rows: the planner uses the unique id index, not a scan.
                 f"FROM memories m WHERE {d.unindexed('m.workspace_id')} = %s AND {{among}}",
                 "m.id",
@@ -50,6 +52,7 @@ class CandidateStore(Protocol):
                 row["helpful"],
                 row["unhelpful"],
                 None if row["thread"] is None else (row["context_id"], row["thread"]),
+                bool(row["suspicious"]),
             )
             for row in rows
         }
