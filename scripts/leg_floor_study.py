@@ -126,6 +126,7 @@ def _variant(name: str) -> Callable[[Callable[[], None]], Callable[[], None]]:
 
 @_variant("product")
 def _product() -> None:
+    recall_mod.RecallService._rank = _ORIG_RANK  # type: ignore[method-assign]
     recall_mod.trusted_weights = _ORIG_TRUST
     fusion_mod.abstaining_weight = _ORIG_ABSTAIN
     recall_mod.add_rank_term = _ORIG_RANK_TERM
@@ -283,7 +284,58 @@ def _parsed(name: str) -> Callable[[], None]:
             recall_mod.trusted_weights = _trust_with(_padded_sharpness, float(most), int(upto))  # type: ignore[assignment]
 
         return apply_pad
+    if name.startswith("tmmr"):  # tmmr<lambda>_<window>: only among thread members
+        lam, window = name[4:].split("_")
+        return _mmr(float(lam), int(window), threads_only=True)
+    if name.startswith("mmr"):  # mmr<lambda>_<window>
+        lam, window = name[3:].split("_")
+        return _mmr(float(lam), int(window))
     raise KeyError(name)
+
+
+_ORIG_RANK = recall_mod.RecallService._rank
+
+
+def _mmr(lam: float, window: int, threads_only: bool = False) -> Callable[[], None]:
+    """Maximal marginal relevance over the top ``window``: greedily take the candidate with the
+    best ``lam × score / top score − (1 − lam) × its highest cosine to one already taken``."""
+
+    def rank(self, principal, context_ref, request, legs, rerank):
+        ranking = _ORIG_RANK(self, principal, context_ref, request, legs, rerank)
+        ranked = ranking.ranked
+        if not rerank or len(ranked) < 3:
+            return ranking
+        head = ranked[:window]
+        signals = self.store.version_signals(ranking.ws, [m for _, m in head])
+        top = head[0][0] or 1.0
+        units = {}
+        for _, m in head:
+            v = signals.get(m)
+            if v is not None and v.vector is not None:
+                units[m] = v.vector / (np.linalg.norm(v.vector) or 1.0)
+        if threads_only:
+            info = self.store.ranking_signals(ranking.ws, [m for _, m in head])
+            units = {m: u for m, u in units.items() if m in info and info[m].thread}
+        left = list(head)
+        taken: list[tuple[float, str]] = []
+        while left:
+            best, best_value = 0, -1e9
+            for i, (score, m) in enumerate(left):
+                sim = max(
+                    (float(units[m] @ units[t]) for _, t in taken if m in units and t in units),
+                    default=0.0,
+                )
+                value = lam * score / top - (1 - lam) * sim
+                if value > best_value:
+                    best, best_value = i, value
+            taken.append(left.pop(best))
+        ranking.ranked = taken + ranked[window:]
+        return ranking
+
+    def apply() -> None:
+        recall_mod.RecallService._rank = rank  # type: ignore[method-assign]
+
+    return apply
 
 
 def use(name: str) -> None:
