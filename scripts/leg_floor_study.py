@@ -126,6 +126,7 @@ def _variant(name: str) -> Callable[[Callable[[], None]], Callable[[], None]]:
 
 @_variant("product")
 def _product() -> None:
+    recall_mod.RecallService._run_legs = _memo_run_legs  # type: ignore[method-assign]
     recall_mod.RecallService._rank = _ORIG_RANK  # type: ignore[method-assign]
     recall_mod.trusted_weights = _ORIG_TRUST
     fusion_mod.abstaining_weight = _ORIG_ABSTAIN
@@ -284,6 +285,9 @@ def _parsed(name: str) -> Callable[[], None]:
             recall_mod.trusted_weights = _trust_with(_padded_sharpness, float(most), int(upto))  # type: ignore[assignment]
 
         return apply_pad
+    if name.startswith("bm25k"):  # bm25k<k1>_<b>
+        k1, b = name[5:].split("_")
+        return _bm25_params(float(k1), float(b))
     if name.startswith("tmmr"):  # tmmr<lambda>_<window>: only among thread members
         lam, window = name[4:].split("_")
         return _mmr(float(lam), int(window), threads_only=True)
@@ -334,6 +338,67 @@ def _mmr(lam: float, window: int, threads_only: bool = False) -> Callable[[], No
 
     def apply() -> None:
         recall_mod.RecallService._rank = rank  # type: ignore[method-assign]
+
+    return apply
+
+
+_BM25_STATS: dict[str, Any] = {}
+
+
+def _bm25_params(k1: float, b: float) -> Callable[[], None]:
+    """The lexical leg's hits re-scored by BM25 with ``k1`` and ``b`` (the workspace's
+    statistics, the product's tokens; idf as FTS5's), re-sorted; the legs' depth unchanged."""
+    import math
+    from collections import Counter
+
+    from kioku.search.fusion import ScoredId
+    from kioku.search.tokenize import tokenize
+
+    def stats(ws):
+        if not _BM25_STATS:
+            import sqlite3
+
+            from kioku.storage.sqlite.lexical import lexical_table
+
+            conn = sqlite3.connect(WORKDIR / "b.db")
+            rows = conn.execute(
+                f"SELECT m.id, f.tokens FROM memories m JOIN {lexical_table(ws)} f "
+                "ON f.rowid = m.seq WHERE m.workspace_id = ?",
+                (ws,),
+            ).fetchall()
+            conn.close()
+            toks = {r[0]: Counter(r[1].split()) for r in rows}
+            df: Counter = Counter()
+            for c in toks.values():
+                df.update(c.keys())
+            lens = {m: sum(c.values()) for m, c in toks.items()}
+            _BM25_STATS.update(
+                toks=toks, df=df, lens=lens, n=len(toks), avg=sum(lens.values()) / len(toks)
+            )
+        return _BM25_STATS
+
+    def run_legs(self, scope, request, flt, depth, legs):
+        ran, vec = _memo_run_legs(self, scope, request, flt, depth, legs)
+        hits = ran.get("lexical")
+        if hits:
+            st = stats(scope[0].workspace_id)
+            terms = set(tokenize(request.query))
+            n, avg = st["n"], st["avg"]
+            out = []
+            for h in hits:
+                tf, dl, score = st["toks"][h.memory_id], st["lens"][h.memory_id], 0.0
+                for t in terms:
+                    if tf.get(t):
+                        df = st["df"][t]
+                        idf = max(1e-6, math.log((n - df + 0.5) / (df + 0.5)))
+                        score += idf * tf[t] * (k1 + 1) / (tf[t] + k1 * (1 - b + b * dl / avg))
+                out.append(ScoredId(h.memory_id, score))
+            out.sort(key=lambda x: (-x.score, x.memory_id))
+            ran["lexical"] = out
+        return ran, vec
+
+    def apply() -> None:
+        recall_mod.RecallService._run_legs = run_legs  # type: ignore[method-assign]
 
     return apply
 

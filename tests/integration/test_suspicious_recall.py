@@ -5,8 +5,8 @@ below its own vector leg was an injected Slack instruction outranking the truste
 Each case holds a trusted rule in the agent's notes and, in an external (Slack) context, a
 planted instruction that shares the question's words, so the legs put it first: its fused
 score is above the rule's (asserted, so the case proves the demotion decided). A ``suspicious``
-memory keeps half its score: the rule comes first, the injection is still returned, flagged,
-with the factor in its score breakdown. Ordinary external text is not demoted.
+memory keeps half its score: the rule comes before it, the injection is still returned,
+flagged, with the factor in its score breakdown. Ordinary external text is not demoted.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def test_a_planted_instruction_yields_to_the_trusted_rule(
     before = planted["score_breakdown"]["fused"] * planted["score_breakdown"]["rerank"]
     assert before > trusted["score_breakdown"]["fused"] * trusted["score_breakdown"]["rerank"]
 
-    assert results[0]["summary"] == rule, [r["summary"] for r in results]
+    order = [r["summary"] for r in results]
+    assert order.index(rule) < order.index(injection), order
     assert planted["suspicious"] is True and planted["trust_tier"] == "external"
     assert planted["score_breakdown"]["suspicious"] == SUSPICIOUS_FACTOR
     assert planted["score"] == pytest.approx(before * SUSPICIOUS_FACTOR, rel=1e-5)

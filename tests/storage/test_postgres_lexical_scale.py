@@ -84,11 +84,11 @@ def test_the_certificate_finds_what_the_cutoff_left_out(
     the rare term: the cutoff alone misses it, the certificate's second search finds it."""
     ws = pg.ensure_workspace("alpha").id
     ctx = new_context(pg, ws, "c").id
-    # 1,000 memories of ten tokens; alpha in 100 of them, beta in 100 others.
+    # 1,000 memories of ten tokens; alpha in 60 of them, beta in 60 others.
     texts = {"rare": "zebra " + " ".join(f"r{j}" for j in range(9))}
     texts["pair"] = "alpha " * 5 + "beta " * 5
     for i in range(1000):
-        mid = "alpha" if i < 100 else "beta" if i < 200 else f"x{i}"
+        mid = "alpha" if i < 60 else "beta" if i < 120 else f"x{i}"
         texts[f"noise-{i}"] = mid + " " + " ".join(f"n{i}w{j}" for j in range(9))
     rows = {key: new_memory(ctx, key, tokens=text) for key, text in texts.items()}
     pg.insert_memories(ws, list(rows.values()))
@@ -97,10 +97,10 @@ def test_the_certificate_finds_what_the_cutoff_left_out(
     exact = pg.lexical_search(ws, [ctx], query, LIVE, 3)
     assert [keys[h.memory_id] for h in exact[:2]] == ["pair", "rare"]  # two mid terms win
     monkeypatch.setattr(pg_search, "CANDIDATE_BUDGET", 20)
-    # zebra (df 1) selects alone; alpha and beta (df 101 each) would burst the budget. Alone,
-    # neither can reach zebra's score; together they can, and 10 memories are expected to
+    # zebra (df 1) selects alone; alpha and beta (df 61 each) would burst the budget. Alone,
+    # neither can reach zebra's score; together they can, and 4 memories are expected to
     # hold both (independence): the certificate's second search is within the budget.
-    assert candidate_terms(sorted(query), {"zebra": 1, "alpha": 101, "beta": 101}, 1) == ["zebra"]
+    assert candidate_terms(sorted(query), {"zebra": 1, "alpha": 61, "beta": 61}, 1) == ["zebra"]
     cut = pg.lexical_search(ws, [ctx], query, LIVE, 1)
     assert [(h.memory_id, h.score) for h in cut] == [(exact[0].memory_id, exact[0].score)]
 
@@ -323,9 +323,9 @@ def test_tight_bounds_let_the_certificate_rule_out_common_terms(
     the real bound it proves the cutoff's answer at once."""
     ws = pg.ensure_workspace("alpha").id
     ctx = new_context(pg, ws, "c").id
-    # zebra once in a memory of 10 tokens; alpha and beta each once in a quarter of 400
-    # memories of 5 tokens. Saturation bounds: 2 x 3.05 > zebra's 4.3; real ones: 2 x 1.4.
-    texts = {"rare": "zebra " + " ".join(f"r{j}" for j in range(9))}
+    # zebra once in a memory of 30 tokens; alpha and beta each once in a quarter of 400
+    # memories of 5 tokens. Saturation bounds: 2 x 2.08 > zebra's 3.74; real ones: 2 x 1.39.
+    texts = {"rare": "zebra " + " ".join(f"r{j}" for j in range(29))}
     for i in range(400):
         word = ("alpha", "beta", "gamma", "delta")[i % 4]
         texts[f"n{i}"] = " ".join([word, "gamma", f"x{i}", f"y{i}", "z"])

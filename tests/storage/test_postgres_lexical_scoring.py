@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from kioku.storage.bm25_constants import K1, B
 from kioku.storage.postgres import PostgresStore, lexical_scoring
 from kioku.storage.postgres import search as pg_search
 from kioku.storage.records import MemoryFilter
@@ -20,7 +21,7 @@ LIVE = MemoryFilter()
 
 
 def _bm25(texts: dict[str, str], query: list[str], ids: dict[str, str]) -> list[tuple[str, float]]:
-    """BM25 (k1 1.2, b 0.75, Lucene's idf) of every text holding a query term, best first,
+    """BM25 (kioku's k1 and b, Lucene's idf) of every text holding a query term, best first,
     ties by memory id (``ids``: key -> id)."""
     docs = {key: text.split() for key, text in texts.items()}
     n = len(docs)
@@ -34,8 +35,8 @@ def _bm25(texts: dict[str, str], query: list[str], ids: dict[str, str]) -> list[
         for key, words in docs.items():
             tf = Counter(words)[term]
             if tf:
-                norm = tf + 1.2 * (1 - 0.75 + 0.75 * len(words) / avgdl)
-                scores[key] = scores.get(key, 0.0) + idf * tf * 2.2 / norm
+                norm = tf + K1 * (1 - B + B * len(words) / avgdl)
+                scores[key] = scores.get(key, 0.0) + idf * tf * (K1 + 1) / norm
     return sorted(scores.items(), key=lambda item: (-item[1], ids[item[0]].encode()))
 
 

@@ -1,5 +1,6 @@
-"""SQLite's lexical leg in big tables: the common-terms cutoff keeps FTS5's own BM25 score for
-every candidate (small tables rank whole, as the contract suite says)."""
+"""SQLite's lexical leg: FTS5's order picks the candidates, kioku's BM25 constants score them
+(``storage/bm25_constants.py``), and in big tables the common-terms cutoff keeps the exact
+score for every candidate (small tables rank whole, as the contract suite says)."""
 
 from __future__ import annotations
 
@@ -79,9 +80,66 @@ def test_formula_reproduces_fts5_bm25(store: SQLiteStore) -> None:
         tokens = conn.execute(f"SELECT tokens FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
         words = tokens[0].split()
         ours = sqlite_bm25.term_score(
-            sqlite_bm25.idf(rows, df), words.count("common"), len(words), mean
-        )
+            sqlite_bm25.idf(rows, df), words.count("common"), len(words), mean,
+            sqlite_bm25.FTS5_K1, sqlite_bm25.FTS5_B,
+        )  # fmt: skip
         assert -rank == pytest.approx(ours, rel=1e-12)
+
+
+def kioku_bm25(store: SQLiteStore, ws: str, terms: list[str]) -> dict[str, float]:
+    """kioku's BM25 (its k1 and b, FTS5's idf and statistics) of every memory holding a term,
+    by memory id, computed here from the stored tokens."""
+    conn = store.db.connection()
+    table = lexical_table(ws)
+    rows, mean = sqlite_bm25.table_averages(conn, table)
+    docs = conn.execute(
+        f"SELECT m.id, f.tokens FROM {table} f JOIN memories m ON m.seq = f.rowid"
+    ).fetchall()
+    dfs = {t: sum(1 for _, tokens in docs if t in tokens.split()) for t in terms}
+    scores: dict[str, float] = {}
+    for memory_id, tokens in docs:
+        words = tokens.split()
+        parts = [
+            (1.0 - sqlite_bm25.B + sqlite_bm25.B * len(words) / mean, words.count(t), t)
+            for t in terms
+            if t in words
+        ]
+        if parts:
+            k1 = sqlite_bm25.K1
+            scores[memory_id] = sum(
+                sqlite_bm25.idf(rows, dfs[t]) * tf * (k1 + 1) / (tf + k1 * norm)
+                for norm, tf, t in parts
+            )
+    return scores
+
+
+def test_the_leg_scores_with_kiokus_constants_not_fts5s(store: SQLiteStore) -> None:
+    ws, ctx, _ = _corpus(store)
+    expected = kioku_bm25(store, ws, ["zebra", "common"])
+    hits = store.lexical_search(ws, [ctx], ["zebra", "common"], LIVE, 40)
+    assert {h.memory_id for h in hits} == set(expected)
+    for hit in hits:
+        assert hit.score == pytest.approx(expected[hit.memory_id], rel=1e-12)
+    assert [h.memory_id for h in hits] == sorted(expected, key=lambda m: (-expected[m], m))
+
+
+def test_kiokus_constants_change_the_order_fts5_gives(store: SQLiteStore) -> None:
+    """A rare word said three times against the rare word once plus a common one, in notes of
+    one length: FTS5's pair (k1 1.2) lets the repetition win, kioku's (k1 0.5) saturates
+    sooner and ranks the note that covers more of the question first."""
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "c")
+    repeated = new_memory(ctx.id, "r", tokens="deploy deploy deploy pad1 pad2")
+    covering = new_memory(ctx.id, "c", tokens="deploy friday pad3 pad4 pad5")
+    filler = [
+        new_memory(ctx.id, f"f{i}", tokens=f"{'friday' if i < 5 else 'other'} w{i} a b c")
+        for i in range(20)
+    ]
+    store.insert_memories(ws, [repeated, covering, *filler])
+    fts5 = _fts5_scores(store, ws, ["deploy", "friday"])
+    assert fts5[1] < fts5[2]  # FTS5's rank (lower is better): the repetition (rowid 1) first
+    hits = store.lexical_search(ws, [ctx.id], ["deploy", "friday"], LIVE, 10)
+    assert [h.memory_id for h in hits[:2]] == [covering.id, repeated.id]
 
 
 def test_small_tables_rank_whole(store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import math
 
-K1 = 1.2
-B = 0.75
+from kioku.storage.bm25_constants import K1, B
 
 
 def share(weight: float, tf: int, dl: float, avgdl: float) -> float:

@@ -32,10 +32,8 @@ from typing import Any, LiteralString
 from psycopg import Connection
 from psycopg.rows import DictRow
 
+from kioku.storage.bm25_constants import K1, B
 from kioku.storage.postgres.codec import encode_tsquery, encode_tsquery_repeated
-
-K1 = 1.2
-B = 0.75
 
 BOUND_DEPTH = 8
 """How many memories per row asked for are scored exactly, best bounds first."""

@@ -1,8 +1,9 @@
 """The two search legs on PostgreSQL: BM25 over ``tsvector`` tokens, and pgvector cosine.
 
-Lexical leg (BM25, k1 = 1.2, b = 0.75). Each memory stores kioku's own tokens verbatim in
-``lexical_tokens`` (a tsvector whose positions only count occurrences: see
-``codec.encode_tokens``) and its length in tokens in ``lexical_length``. For a query:
+Lexical leg (BM25 with kioku's k1 and b, ``storage/bm25_constants.py``). Each memory stores
+kioku's own tokens verbatim in ``lexical_tokens`` (a tsvector whose positions only count
+occurrences: see ``codec.encode_tokens``) and its length in tokens in ``lexical_length``. For a
+query:
 
 * the corpus is the live memories (``deleted_at IS NULL``) of the workspace and the given
   contexts: N = their number, avgdl = their mean ``lexical_length``, and for each distinct

@@ -1,5 +1,16 @@
 """How SQLite's lexical leg ranks a workspace's FTS5 table, and its common-terms cutoff.
 
+FTS5's ``bm25()`` ranks with its own fixed constants (k1 = 1.2, b = 0.75); kioku scores with
+its own (``storage/bm25_constants.py``, chosen for short memories). So FTS5's order only picks
+the candidates (``rank_rows``), and the hits a search keeps (its ``limit`` best in scope) are
+re-scored with kioku's constants and FTS5's statistics (``rescore``: idf = ln((N − df + 0.5) /
+(df + 0.5)), at least 1e-6; N and the mean length from the table's averages record; each
+term's df counted, and from ``CUTOFF_MIN_ROWS`` rows cached for ``DF_TTL_S`` seconds), from
+each row's stored tokens. A memory FTS5 ranks below the kept ones is not re-scored: on LoCoMo
+and JSQuAD, re-ordering FTS5's best 80 gave 5,228 of 5,325 questions exactly the top 20 that
+scoring the whole table with kioku's constants gives, and the search's quality was measured
+that way (docs/benchmarks.md, "BM25 constants for short memories").
+
 FTS5 answers ``MATCH 't1 OR t2 ...' ORDER BY rank`` by computing ``bm25()`` for every row that
 holds any term, then sorting them all. In a small table that is nothing; at 100k memories a
 query naming a speaker (in 40 % of a conversation's turns) scores some 40,000 rows, and that
@@ -9,16 +20,10 @@ So, from ``CUTOFF_MIN_ROWS`` rows in the table, the rule PostgreSQL uses applies
 (``lexical_cutoff.candidate_terms``): when the query's terms have more than
 ``CANDIDATE_BUDGET`` postings in all, the rarer terms select the candidates and FTS5 ranks
 those by the rarer terms' ``bm25()``; the best ``RESCORE_WINDOW`` of them then get the common
-terms' part added with FTS5's own formula (idf = ln((N − df + 0.5) / (df + 0.5)), at least
-1e-6; k1 = 1.2, b = 0.75; N and the mean length from the table's averages record, df counted
-and cached for ``DF_TTL_S`` seconds). A rescored memory's score therefore equals the
-``bm25()`` FTS5 gives it for the whole query, up to the df cache's lag. What the cutoff
-changes: a memory that shares only common terms with the query is not a candidate, and a
-candidate outside the rarer terms' best ``RESCORE_WINDOW`` is not rescored.
-
-Below ``CUTOFF_MIN_ROWS`` rows, or within the budget, the table is ranked whole, as always:
-the contract tests, the LoCoMo and JSQuAD benchmarks (at most 4,373 postings a question) and
-every small workspace rank exactly as FTS5 does.
+terms' part added with FTS5's own formula, so the order equals the one FTS5 gives the whole
+query, up to the df cache's lag. What the cutoff changes: a memory that shares only common
+terms with the query is not a candidate, and a candidate outside the rarer terms' best
+``RESCORE_WINDOW`` is not rescored.
 """
 
 from __future__ import annotations
@@ -29,12 +34,13 @@ import threading
 import time
 from collections.abc import Sequence
 
+from kioku.storage.bm25_constants import K1, B
 from kioku.storage.lexical_cutoff import candidate_terms
 from kioku.storage.sqlite.filters import chunked, placeholders
 
-K1 = 1.2
-B = 0.75
-"""FTS5's ``bm25()`` constants (fts5_aux.c)."""
+FTS5_K1 = 1.2
+FTS5_B = 0.75
+"""FTS5's own ``bm25()`` constants (fts5_aux.c): its order picks the candidates."""
 IDF_FLOOR = 1e-6
 """FTS5 clamps a term's idf to this when a term is in half the rows or more."""
 
@@ -52,7 +58,7 @@ DF_CACHE_TERMS = 100_000
 """At most this many cached document frequencies per store."""
 
 Ranked = list[tuple[int, float]]
-"""(rowid, FTS5 rank): ``rank`` is minus the BM25 score, lower is better."""
+"""(rowid, rank): ``rank`` is minus the BM25 score, lower is better (FTS5's convention)."""
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -94,10 +100,13 @@ def idf(rows: int, df: int) -> float:
     return max(math.log((rows - df + 0.5) / (df + 0.5)), IDF_FLOOR)
 
 
-def term_score(term_idf: float, tf: int, length: int, mean_length: float) -> float:
-    """One term's part of FTS5's BM25 for a row of ``length`` tokens holding it ``tf`` times."""
-    norm = 1 - B + B * (length / mean_length if mean_length else 0.0)
-    return term_idf * tf * (K1 + 1) / (tf + K1 * norm)
+def term_score(
+    term_idf: float, tf: int, length: int, mean_length: float, k1: float = K1, b: float = B
+) -> float:
+    """One term's part of BM25 for a row of ``length`` tokens holding it ``tf`` times (kioku's
+    constants unless given; FTS5's ``FTS5_K1``/``FTS5_B`` reproduce its ``bm25()``)."""
+    norm = 1 - b + b * (length / mean_length if mean_length else 0.0)
+    return term_idf * tf * (k1 + 1) / (tf + k1 * norm)
 
 
 class DocumentFrequencies:
@@ -120,19 +129,23 @@ class DocumentFrequencies:
                 hit = self._counts.get((table, term))
                 if hit is not None and now - hit[0] < DF_TTL_S:
                     dfs[term] = hit[1]
-        fresh = {
-            term: conn.execute(
-                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (_phrase(term),)
-            ).fetchone()[0]
-            for term in terms
-            if term not in dfs
-        }
+        fresh = self.count(conn, table, [term for term in terms if term not in dfs])
         with self._lock:
             if len(self._counts) + len(fresh) > DF_CACHE_TERMS:
                 self._counts.clear()  # crude, rare: a bound on memory, not an LRU
             for term, df in fresh.items():
                 self._counts[(table, term)] = (now, df)
         return {**dfs, **fresh}
+
+    @staticmethod
+    def count(conn: sqlite3.Connection, table: str, terms: Sequence[str]) -> dict[str, int]:
+        """Each term's document frequency counted now (nothing cached)."""
+        return {
+            term: conn.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (_phrase(term),)
+            ).fetchone()[0]
+            for term in terms
+        }
 
 
 def _phrase(term: str) -> str:
@@ -157,8 +170,10 @@ def rank_rows(
     window: int,
     dfs_cache: DocumentFrequencies,
 ) -> tuple[Ranked, bool]:
-    """The best ``window`` rows of ``table`` for the OR of ``terms``, best first, and whether
-    nothing more could be found by asking for a bigger window."""
+    """The best ``window`` rows of ``table`` for the OR of ``terms`` in FTS5's order (its
+    ``bm25()``, the cutoff's common terms added with FTS5's constants), best first, and
+    whether nothing more could be found by asking for a bigger window. The candidates:
+    ``rescore`` gives the ones a search keeps kioku's scores."""
     rows, mean_length = table_averages(conn, table)
     if rows < CUTOFF_MIN_ROWS:
         ranked = _rank_whole(conn, table, terms, window)
@@ -174,16 +189,7 @@ def rank_rows(
     common = [term for term in present if term not in selecting]
     depth = max(window, RESCORE_WINDOW)
     found = _rank_whole(conn, table, selecting, depth)
-    tokens: dict[int, str] = {}
-    for chunk in chunked([str(rowid) for rowid, _ in found]):
-        tokens.update(
-            conn.execute(
-                # The content shadow table (id, c0 = tokens): a plain rowid table, read
-                # directly at a fraction of the cost of the virtual table's lookups.
-                f"SELECT id, c0 FROM {table}_content WHERE id IN ({placeholders(chunk)})",
-                chunk,
-            ).fetchall()
-        )
+    tokens = _tokens(conn, table, [rowid for rowid, _ in found])
     idfs = {term: idf(rows, dfs[term]) for term in common}
     rescored: Ranked = []
     for rowid, rank in found:
@@ -192,7 +198,51 @@ def rank_rows(
         for term in common:
             tf = words.count(term)
             if tf:
-                extra += term_score(idfs[term], tf, len(words), mean_length)
+                extra += term_score(idfs[term], tf, len(words), mean_length, FTS5_K1, FTS5_B)
         rescored.append((rowid, rank - extra))
     rescored.sort(key=lambda row: (row[1], row[0]))
     return rescored[:window], len(found) < depth
+
+
+def rescore(
+    conn: sqlite3.Connection,
+    table: str,
+    rowids: Sequence[int],
+    terms: Sequence[str],
+    dfs_cache: DocumentFrequencies,
+) -> dict[int, float]:
+    """kioku's BM25 (``bm25_constants``; FTS5's idf, N and mean length) of each of ``rowids``
+    for ``terms``, from the stored tokens. Below ``CUTOFF_MIN_ROWS`` rows the document
+    frequencies are counted now (a write is scored at once); from there the cache's."""
+    rows, mean_length = table_averages(conn, table)
+    if rows < CUTOFF_MIN_ROWS:
+        dfs = dfs_cache.count(conn, table, terms)
+    else:
+        dfs = dfs_cache.get(conn, table, terms)
+    # term_score's arithmetic, unrolled: this loop runs for every kept hit of every search.
+    weights = {term: idf(rows, dfs[term]) * (K1 + 1) for term in terms if dfs[term]}
+    per_length = K1 * B / mean_length if mean_length else 0.0
+    tokens = _tokens(conn, table, rowids)
+    scores: dict[int, float] = {}
+    for rowid in rowids:
+        words = tokens.get(rowid, "").split()
+        base = K1 * (1 - B) + per_length * len(words)
+        score = 0.0
+        for term in weights.keys() & set(words):
+            tf = words.count(term)
+            score += weights[term] * tf / (tf + base)
+        scores[rowid] = score
+    return scores
+
+
+def _tokens(conn: sqlite3.Connection, table: str, rowids: Sequence[int]) -> dict[int, str]:
+    """Each row's tokens, from the content shadow table (id, c0 = tokens): a plain rowid table,
+    read directly at a fraction of the cost of the virtual table's lookups."""
+    tokens: dict[int, str] = {}
+    for chunk in chunked([str(rowid) for rowid in rowids]):
+        tokens.update(
+            conn.execute(
+                f"SELECT id, c0 FROM {table}_content WHERE id IN ({placeholders(chunk)})", chunk
+            ).fetchall()
+        )
+    return tokens

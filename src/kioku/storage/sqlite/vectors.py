@@ -14,7 +14,7 @@ from kioku.storage.records import (
 )
 from kioku.storage.shared.database import Transaction
 from kioku.storage.shared.embeddings import EmbeddingStore, Vectors, bump_generation
-from kioku.storage.sqlite.bm25 import DocumentFrequencies, rank_rows
+from kioku.storage.sqlite.bm25 import DocumentFrequencies, rank_rows, rescore
 from kioku.storage.sqlite.codec import (
     decode_vector,
     encode_vector,
@@ -52,7 +52,7 @@ class SQLiteVectorLane(EmbeddingStore):
         # are this tenant's only. Rank in FTS5 alone first (joining every match to its row
         # costs more than ranking), then keep the best hits in the searched contexts and
         # filter; widen the window until enough survive. Big tables rank with a common-terms
-        # cutoff (see bm25.py).
+        # cutoff (see bm25.py). The hits kept are re-scored with kioku's BM25 constants.
         table = lexical_table(workspace_id)
         window = limit * 4
         while True:
@@ -63,20 +63,23 @@ class SQLiteVectorLane(EmbeddingStore):
                     return []  # the workspace never stored a memory
                 raise
             rank_of = dict(ranked)
-            in_scope: list[tuple[float, str]] = []
+            in_scope: list[tuple[float, int, str]] = []
             for chunk in chunked([str(seq) for seq in rank_of]):
                 rows = conn.execute(
                     f"SELECT m.seq, m.id FROM memories m WHERE m.seq IN ({placeholders(chunk)}) "
                     f"AND {where}",
                     (*chunk, *params),
                 ).fetchall()
-                in_scope += [(rank_of[seq], memory_id) for seq, memory_id in rows]
+                in_scope += [(rank_of[seq], seq, memory_id) for seq, memory_id in rows]
             if len(in_scope) >= limit or exhausted:
                 break
             window *= 8
-        in_scope.sort()
-        # FTS5's bm25() is negative (lower is better); expose the usual positive BM25 score.
-        return [ScoredId(memory_id, -rank) for rank, memory_id in in_scope[:limit]]
+        # FTS5's order picks the best ``limit`` in scope; kioku's constants score them.
+        kept = sorted(in_scope)[:limit]
+        scores = rescore(conn, table, [seq for _, seq, _ in kept], terms, self.term_counts)
+        hits = [ScoredId(memory_id, scores[seq]) for _, seq, memory_id in kept]
+        hits.sort(key=lambda hit: (-hit.score, hit.memory_id))
+        return hits
 
     def vector_search(
         self,
