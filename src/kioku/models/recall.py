@@ -74,8 +74,8 @@ class ScoreBreakdown(BaseModel):
     suspicious: float | None = Field(
         default=None,
         description="Factor applied to an external memory whose text reads like instructions "
-        "to an AI (the result's `suspicious` is true): its score counts half, so it no longer "
-        "outranks first-party memory it only barely beats. Only on such results.",
+        "to an AI (the result's `suspicious` is true): its score counts half, so memory scoring "
+        "at least half as much ranks above it. Only on such results.",
     )
     graph: float | None = Field(
         default=None, description="Graph boost factor (only when the context turns it on)."

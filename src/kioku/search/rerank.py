@@ -4,7 +4,7 @@ recency, access and feedback) and the demotion of external text that reads like 
 Whatever the features say, a result's score moves by at most ``MAX_SHIFT`` either way, so the
 retrieval legs always decide the order and the features only break near-ties. A ``suspicious``
 memory (external text the injection tripwire flagged) keeps ``SUSPICIOUS_FACTOR`` of its score:
-it is still returned and flagged, but it no longer outranks first-party memory it barely beats.
+it is still returned and flagged, but memory scoring at least half as much now ranks above it.
 """
 
 from __future__ import annotations

@@ -188,7 +188,7 @@ class RecallService:
             for memory_id in fused
             if memory_id in signals
         }
-        if rerank:  # external text that reads like orders yields to what it barely beats
+        if rerank:  # external text that reads like orders counts half (``search/rerank.py``)
             ranking.suspicion_factors = {
                 memory_id: factor
                 for memory_id in ranking.factors

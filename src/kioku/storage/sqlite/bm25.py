@@ -23,7 +23,8 @@ those by the rarer terms' ``bm25()``; the best ``RESCORE_WINDOW`` of them then g
 terms' part added with FTS5's own formula, so the order equals the one FTS5 gives the whole
 query, up to the df cache's lag. What the cutoff changes: a memory that shares only common
 terms with the query is not a candidate, and a candidate outside the rarer terms' best
-``RESCORE_WINDOW`` is not rescored.
+``RESCORE_WINDOW`` is not rescored. Below ``CUTOFF_MIN_ROWS`` rows, or within the budget, FTS5
+ranks the whole table.
 """
 
 from __future__ import annotations
