@@ -4,11 +4,11 @@ BM25 scores a memory ``sum idf(t) × tf × (k1 + 1) / (tf + k1 × (1 − b + b �
 The textbook pair (k1 1.2, b 0.75, FTS5's and Lucene's defaults) suits documents far longer
 than a memory; agent memories are short notes and chat turns, where a second occurrence of a
 word says little more than the first and a longer note is not less about its words. Lower
-values rank better there. The pair was chosen through the whole recall: the best LoCoMo recall@10 plus JSQuAD
-recall@5 on their development halves (conversations 26, 41, 43; even questions) among the
-pairs with which the retrieval gate passes (docs/benchmarks.md, "BM25 constants for short
-memories"). Lower pairs (0.2 / 0.2) scored better still on both benchmarks but put the product
-below its vector leg on the golden set's japanese bucket.
+values rank better there. The pair was chosen through the whole recall: the best LoCoMo
+recall@10 plus JSQuAD recall@5 on their development halves (conversations 26, 41, 43; even
+questions) among the pairs with which the retrieval gate passes (docs/benchmarks.md, "BM25
+constants for short memories"). Lower pairs (0.2 / 0.2) scored better still on both
+benchmarks but put the product below its vector leg on the golden set's japanese bucket.
 
 PostgreSQL scores with them exactly. SQLite's FTS5 ranks with its own fixed pair, so its leg
 takes FTS5's best rows as candidates and re-scores them with these (``sqlite/bm25.py``).
