@@ -117,7 +117,9 @@ def run(url: str) -> list[str]:
             #    basis asks for on_recall memories (policy and facts kept apart).
             scope: dict[str, Any] = {"context_ids": [SLACK], "delivery_mode": ["on_recall"]}
             basis = kioku.recall(DOCS, query, k=3, filters={**scope, "trust_tier": "trusted"})
-            hint = kioku.recall(DOCS, f"{ticket} 過去の問い合わせ", k=3, filters=scope)  # read only
+            # Five hints: external text that reads like orders counts half in recall's ranking,
+            # so the planted line sits below the ordinary threads (shown, flagged, not obeyed).
+            hint = kioku.recall(DOCS, f"{ticket} 過去の問い合わせ", k=5, filters=scope)  # read only
             for hit in basis.results:
                 print(f"  basis    {hit.summary}  [{hit.trust_tier}]")
             for hit in hint.results:

@@ -2,14 +2,15 @@
 
 FTS5's ``bm25()`` ranks with its own fixed constants (k1 = 1.2, b = 0.75); kioku scores with
 its own (``storage/bm25_constants.py``, chosen for short memories). So FTS5's order only picks
-the candidates (``rank_rows``), and the hits a search keeps (its ``limit`` best in scope) are
-re-scored with kioku's constants and FTS5's statistics (``rescore``: idf = ln((N − df + 0.5) /
-(df + 0.5)), at least 1e-6; N and the mean length from the table's averages record; each
-term's df counted, and from ``CUTOFF_MIN_ROWS`` rows cached for ``DF_TTL_S`` seconds), from
-each row's stored tokens. A memory FTS5 ranks below the kept ones is not re-scored: on LoCoMo
-and JSQuAD, re-ordering FTS5's best 80 gave 5,228 of 5,325 questions exactly the top 20 that
-scoring the whole table with kioku's constants gives, and the search's quality was measured
-that way (docs/benchmarks.md, "BM25 constants for short memories").
+the candidates (``rank_rows``): a pool of twice the hits a search keeps (``RESCORE_POOL``,
+FTS5's best in scope, ties with the last included) is re-scored with kioku's constants and
+FTS5's statistics (``rescore``: idf = ln((N − df + 0.5) / (df + 0.5)), at least 1e-6; N and the
+mean length from the table's averages record; each term's df counted, and from
+``CUTOFF_MIN_ROWS`` rows cached for ``DF_TTL_S`` seconds), from each row's stored tokens, and
+the best of the pool are kept. A memory FTS5 ranks below the pool is not re-scored: on LoCoMo
+and JSQuAD, re-ordering FTS5's best 80 alone gave 5,228 of 5,325 questions exactly the top 20
+that scoring the whole table with kioku's constants gives (docs/benchmarks.md, "BM25
+constants for short memories").
 
 FTS5 answers ``MATCH 't1 OR t2 ...' ORDER BY rank`` by computing ``bm25()`` for every row that
 holds any term, then sorting them all. In a small table that is nothing; at 100k memories a
@@ -53,6 +54,10 @@ RESCORE_WINDOW = 1_000
 """How many of the rarer terms' best candidates get the common terms' part of the score (a
 measured trade-off at 100k memories: 1,000 keeps 90 % of the exact top 40 at a fifth of the
 time; 5,000 keeps 98 % at twice the time of 1,000)."""
+RESCORE_POOL = 2
+"""How many times the hits a search keeps are re-scored with kioku's constants, best of FTS5's
+order first (plus every row tied with the last): a hit FTS5 ranks a little lower can still
+take a place."""
 DF_TTL_S = 60.0
 """How long a counted document frequency is used before it is counted again."""
 DF_CACHE_TERMS = 100_000

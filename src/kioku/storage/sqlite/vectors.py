@@ -14,7 +14,7 @@ from kioku.storage.records import (
 )
 from kioku.storage.shared.database import Transaction
 from kioku.storage.shared.embeddings import EmbeddingStore, Vectors, bump_generation
-from kioku.storage.sqlite.bm25 import DocumentFrequencies, rank_rows, rescore
+from kioku.storage.sqlite.bm25 import RESCORE_POOL, DocumentFrequencies, rank_rows, rescore
 from kioku.storage.sqlite.codec import (
     decode_vector,
     encode_vector,
@@ -74,12 +74,17 @@ class SQLiteVectorLane(EmbeddingStore):
             if len(in_scope) >= limit or exhausted:
                 break
             window *= 8
-        # FTS5's order picks the best ``limit`` in scope; kioku's constants score them.
-        kept = sorted(in_scope)[:limit]
-        scores = rescore(conn, table, [seq for _, seq, _ in kept], terms, self.term_counts)
-        hits = [ScoredId(memory_id, scores[seq]) for _, seq, memory_id in kept]
+        # FTS5's order picks a pool (``RESCORE_POOL`` times the hits kept, and every row tied
+        # with its last, so no tie is cut by rowid); kioku's constants score it.
+        ordered = sorted(in_scope)
+        size = min(len(ordered), RESCORE_POOL * limit)
+        while size < len(ordered) and ordered[size][0] == ordered[size - 1][0]:
+            size += 1
+        pool = ordered[:size]
+        scores = rescore(conn, table, [seq for _, seq, _ in pool], terms, self.term_counts)
+        hits = [ScoredId(memory_id, scores[seq]) for _, seq, memory_id in pool]
         hits.sort(key=lambda hit: (-hit.score, hit.memory_id))
-        return hits
+        return hits[:limit]
 
     def vector_search(
         self,
