@@ -69,8 +69,8 @@ def test_a_planted_instruction_yields_to_the_trusted_rule(
     results = recall(client, query)
     by_summary = {result["summary"]: result for result in results}
     planted, trusted = by_summary[injection], by_summary[rule]
-    # Without the demotion the planted text would rank first: fusion and the bounded re-ranker
-    # put it above the rule.
+    # Without the demotion the planted text would rank above the rule: fusion and the bounded
+    # re-ranker score it higher.
     before = planted["score_breakdown"]["fused"] * planted["score_breakdown"]["rerank"]
     assert before > trusted["score_breakdown"]["fused"] * trusted["score_breakdown"]["rerank"]
 
