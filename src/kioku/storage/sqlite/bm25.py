@@ -178,8 +178,8 @@ def rank_rows(
 ) -> tuple[Ranked, bool]:
     """The best ``window`` rows of ``table`` for the OR of ``terms`` in FTS5's order (its
     ``bm25()``, the cutoff's common terms added with FTS5's constants), best first, and
-    whether nothing more could be found by asking for a bigger window. The candidates:
-    ``rescore`` gives the ones a search keeps kioku's scores."""
+    whether nothing more could be found by asking for a bigger window. These are candidates
+    only: ``rescore`` scores the pool a search takes from them with kioku's constants."""
     rows, mean_length = table_averages(conn, table)
     if rows < CUTOFF_MIN_ROWS:
         ranked = _rank_whole(conn, table, terms, window)
