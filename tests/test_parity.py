@@ -19,6 +19,7 @@ from kioku.service.delivery import DeliveryService
 from kioku.service.feedback import FeedbackService
 from kioku.service.forgetting import ForgetService
 from kioku.service.graph import GraphService
+from kioku.service.harness import HarnessService
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.purge import PurgeService
@@ -30,7 +31,7 @@ from kioku.service.stats import StatsService
 SERVICES = (
     ContextService, MemoryService, RecallService, DeliveryService, FeedbackService, StateService,
     StatsService, KeyService, AuditService, GraphService, SleepService, ConnectorService,
-    PurgeService, ForgetService,
+    PurgeService, ForgetService, HarnessService,
 )  # fmt: skip
 INTERNAL = {
     "resolve": "turns a context id or name into a row for the other services",
@@ -42,6 +43,7 @@ INTERNAL = {
     "schedule_embedding": "embeds new or changed text now or on the worker, for the writes",
     "sync": "applies documents by external id: ingest and the Slack/Markdown imports call it",
     "connector_context": "makes a Slack import's external contexts, inside kioku import slack",
+    "import_memories": "kioku import-jsonl's batch path, on the local database (as sync)",
     "ranking": "recall's ranking without its side effects: forget_by_query matches with it",
 }
 NOT_AN_MCP_TOOL = {
@@ -60,6 +62,8 @@ NOT_AN_MCP_TOOL = {
     "ingest": "connector workers feed contexts over REST/SDK; an agent writes with remember",
     "purge_context": "irreversible erasure is an operator's call; agents forget (soft delete)",
     "purge_source": "irreversible erasure is an operator's call; agents forget (soft delete)",
+    "claude_code_hook": "the harness calls it around the model; the agent's tools are "
+    "load_pinned and recall",
 }
 NOT_A_REST_OPERATION = {"purge": "DELETE /contexts/{id}/memories/{memory_id}?purge=true (forget)"}
 

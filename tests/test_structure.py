@@ -111,6 +111,7 @@ def test_every_rest_operation_is_a_service_method() -> None:
     from kioku.service.feedback import FeedbackService
     from kioku.service.forgetting import ForgetService
     from kioku.service.graph import GraphService
+    from kioku.service.harness import HarnessService
     from kioku.service.keys import KeyService
     from kioku.service.memories import MemoryService
     from kioku.service.purge import PurgeService
@@ -135,6 +136,7 @@ def test_every_rest_operation_is_a_service_method() -> None:
         ConnectorService,
         PurgeService,
         ForgetService,
+        HarnessService,
     )
     for path in spec["paths"].values():
         for operation in path.values():

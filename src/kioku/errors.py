@@ -6,6 +6,7 @@ The one status table (``HTTP_STATUS``) and the one reading of a validation failu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -90,6 +91,23 @@ def http_status(exc: KiokuError) -> int:
 def error_class(code: str) -> type[KiokuError]:
     """The exception class of an error ``code`` (``KiokuError`` for a code not known here)."""
     return _BY_CODE.get(code, KiokuError)
+
+
+def error_from_answer(status_code: int, reason: str, body: bytes) -> KiokuError:
+    """The exception of a server's error answer: ``{"error": {code, message, field, details}}``
+    read back into its class (the SDK and the CLI's quick commands both raise it)."""
+    try:
+        error = json.loads(body)["error"]
+        code, message = str(error["code"]), str(error["message"])
+    except (ValueError, KeyError, TypeError):
+        # Not kioku's error shape (a proxy page, a wrong URL): keep what little there is.
+        exc = KiokuError(f"HTTP {status_code} {reason}".strip())
+    else:
+        cls = error_class(code)
+        exc = cls(message, field=error.get("field"), details=error.get("details") or [])
+        exc.code = code
+    exc.status_code = status_code
+    return exc
 
 
 class Reported(Protocol):

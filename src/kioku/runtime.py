@@ -17,7 +17,8 @@ from kioku.service.embedding import EmbeddingScheduler
 from kioku.service.feedback import FeedbackService
 from kioku.service.forgetting import ForgetService
 from kioku.service.graph import Associations, GraphService
-from kioku.service.jobs import Job, JobRunner, sweep_expired_state, sweep_oauth
+from kioku.service.harness import HarnessService
+from kioku.service.jobs import Job, JobRunner, sweep_expired_state, sweep_oauth, sweep_verdicts
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
 from kioku.service.model_rerank import ModelRerankConfig, ModelReranking
@@ -71,6 +72,8 @@ class Runtime:
     """Forget by query: a preview, then a confirmation of exactly that preview."""
     oauth: OAuthService = field(init=False)
     """OAuth grants for MCP clients (consent, codes, tokens), each standing for an API key."""
+    harness: HarnessService = field(init=False)
+    """What agent harnesses' hooks add to a turn (Claude Code: pinned rules, memories)."""
 
     def local_principal(self, channel: Channel) -> Principal:
         """The owner of the default workspace (dev mode, CLI, stdio MCP: no key needed)."""
@@ -169,6 +172,9 @@ def open_runtime(
     runtime.purge = PurgeService(store, contexts)
     runtime.forgetting = ForgetService(store, contexts, runtime.recall, clock)
     runtime.oauth = OAuthService(store, runtime.keys, clock)
+    runtime.harness = HarnessService(
+        store, runtime.delivery, runtime.recall, runtime.memories, clock
+    )
     if settings.sleep_interval_seconds > 0 and runtime.jobs is not None:
         every = timedelta(seconds=settings.sleep_interval_seconds)
         runtime.jobs.jobs.append(sleep_job(store, runtime.sleep.run_context, every))
@@ -218,7 +224,7 @@ def _sleep_config(settings: Settings) -> SleepConfig:
 
 
 def _periodic_jobs(settings: Settings, store: Store) -> list[Job]:
-    jobs: list[Job] = []
+    jobs: list[Job] = [sweep_verdicts(store)]
     if settings.state_sweep_seconds > 0:
         jobs.append(sweep_expired_state(store, timedelta(seconds=settings.state_sweep_seconds)))
     if settings.oauth_sweep_seconds > 0:

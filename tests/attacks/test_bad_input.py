@@ -1,6 +1,7 @@
 """Bad input from a misbehaving client, over a real ``kioku serve`` (docs/security.md, "Bad
 input"): text that is not valid Unicode (lone UTF-16 surrogates, sent as ``\\udfff`` escapes)
-in every place a client writes, JSON nested deeper than 32, tool arguments the tool does not
+in every place a client writes, a NUL character (in a body, the path, the query, OAuth
+registration, an MCP argument), JSON nested deeper than 32, tool arguments the tool does not
 take. Each is refused naming the field, the server never answers 5xx, and nothing is written.
 """
 
@@ -196,6 +197,32 @@ def test_mcp_over_http_refuses_a_lone_surrogate_without_a_5xx(
     assert answer.status_code < 500, answer.text
     error = answer.json().get("error") or answer.json()["result"]
     assert error, answer.text
+    assert written(secured) == before
+
+
+def test_a_nul_is_refused_on_every_channel_without_a_5xx(secured: Target) -> None:
+    """A NUL (``\\u0000`` in JSON, ``%00`` in a URL) through a real server, whose HTTP layer
+    decodes the path and the query before the app (tests/api/test_nul_input.py and
+    tests/mcp/test_nul_arguments.py cover every field on both backends, in-process)."""
+    owner = secured.headers("owner")
+    before = written(secured)
+    body = send(secured, "POST", f"{API}/memories", '{"summary": "x", "content": "a\\u0000"}')
+    viewer = secured.headers("viewer")
+    path = httpx.get(f"{secured.base}/api/v1/contexts/de%00fault", headers=viewer, timeout=30)
+    query = httpx.get(f"{secured.base}{API}/memories?tag=%00", headers=owner, timeout=30)
+    for answer, field in ((body, "content"), (path, "path"), (query, "tag")):
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["error"]["field"] == field, answer.text
+    registration = httpx.post(
+        f"{secured.base}/register",
+        json={"client_name": "a\x00", "redirect_uris": ["http://127.0.0.1:9/cb"],
+              "token_endpoint_auth_method": "none"},
+        timeout=30,
+    )  # fmt: skip
+    assert registration.status_code == 400, registration.text
+    assert registration.json()["error_description"].startswith("client_name holds a NUL")
+    [text] = anyio.run(mcp_calls, secured, [("remember", {"summary": "x", "content": "\x00"})])
+    assert "invalid_input (content): holds a NUL character" in text, text
     assert written(secured) == before
 
 

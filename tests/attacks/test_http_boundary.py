@@ -93,7 +93,10 @@ def test_dev_server_refuses_lookalike_and_malformed_hosts(dev: Target) -> None:
 
 def test_cross_site_origin_cannot_write_or_sign_in(dev: Target) -> None:
     local = f"127.0.0.1:{port_of(dev)}"
-    for origin in (f"http://{REBIND}", "null", "https://evil.example:8765"):
+    other_port = int(port_of(dev)) + 1
+    for origin in (f"http://{REBIND}", "null", "https://evil.example:8765",
+                   "http://localhost:3000", f"http://127.0.0.1:{other_port}", "https://localhost",
+                   f"http://localhost:{port_of(dev)}"):  # fmt: skip
         for method, path, kwargs in every_route():
             if method == "GET":
                 continue
@@ -101,8 +104,12 @@ def test_cross_site_origin_cannot_write_or_sign_in(dev: Target) -> None:
             refused = send(dev, method, path, local, **{**kwargs, "headers": headers})
             assert refused.status_code == 403, (path, origin, refused.text[:300])
             assert refused.json()["error"]["code"] == "forbidden_origin"
-    # The server's own origin (the UI's own forms, a same-origin fetch) still writes.
-    own = {"Origin": f"http://localhost:{port_of(dev)}"}
+    # A page on another local port cannot erase a context with a body-less POST (issue 34).
+    for path in ("/api/v1/contexts/default/purge", "/api/v1/contexts/default/sleep"):
+        refused = send(dev, "POST", path, local, headers={"Origin": "http://localhost:3000"})
+        assert refused.status_code == 403, (path, refused.text[:300])
+    # The server's own origin (scheme, host and port: the UI's own forms) still writes.
+    own = {"Origin": f"http://{local}"}
     ok = send(dev, "POST", "/api/v1/contexts/default/memories", local,
               json={"summary": "same-origin write"}, headers=own)  # fmt: skip
     assert ok.status_code == 201, ok.text

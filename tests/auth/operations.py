@@ -126,6 +126,17 @@ OPERATIONS: dict[str, Op] = {
         lambda c, i: c.load_pinned(i["ctx"]),
         lambda i: ("load_pinned", {"context_id": i["ctx"]}),
     ),
+    "claude_code_hook": Op(
+        lambda i: (
+            "POST",
+            f"/hooks/claude-code?context={i['ctx']}",
+            {"hook_event_name": "UserPromptSubmit", "prompt": "what is pinned?"},
+        ),
+        lambda c, i: c.claude_code_hook(
+            {"hook_event_name": "UserPromptSubmit", "prompt": "what is pinned?"},
+            contexts=[i["ctx"]],
+        ),
+    ),
     "upcoming": Op(
         lambda i: ("GET", f"{_c(i)}/upcoming", None),
         lambda c, i: c.upcoming(i["ctx"]),

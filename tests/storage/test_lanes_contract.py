@@ -180,6 +180,59 @@ def test_oauth_sweep_deletes_expired_grants_and_clients_never_used(store: Store)
     assert store.sweep_oauth(T0 + 2 * HOUR, T0 + HOUR) == 0
 
 
+def _ticket(name: str, client: str, at: timedelta = timedelta(0)) -> OAuthGrant:
+    return OAuthGrant(
+        secret_hash=_hash(name), kind="consent", client_id=client, workspace_id=None,
+        key_id=None, scopes=[], params={"state": name}, family=name,
+        expires_at=T0 + at + timedelta(minutes=10), created_at=T0 + at,
+    )  # fmt: skip
+
+
+def _kept(store: Store, names: list[str]) -> list[str]:
+    return [name for name in names if store.get_oauth_grant(_hash(name)) is not None]
+
+
+def test_consent_tickets_are_bounded_per_client_and_per_address(store: Store) -> None:
+    """Opening a ticket drops the oldest live tickets of its client past one quota and of its
+    address past the other (the new one always stays), and their spent and expired ones."""
+    for client in ("c1", "c2", "c3"):
+        store.insert_oauth_client(client, {}, T0)
+    second = timedelta(seconds=1)
+    for i in range(4):  # client c1, four addresses: the client's quota (3) drops the oldest
+        store.open_consent_ticket(_ticket(f"c1-{i}", "c1", i * second), f"10.0.0.{i}", 3, 5, T0)
+    assert _kept(store, [f"c1-{i}" for i in range(4)]) == ["c1-1", "c1-2", "c1-3"]
+    # One address, many clients: the address's quota (5) drops its own oldest, whatever the
+    # client, and never another address's ticket of the same client.
+    for i in range(6):
+        client = ("c2", "c3")[i % 2]
+        opened = _ticket(f"a-{i}", client, (10 + i) * second)
+        store.open_consent_ticket(opened, "192.0.2.1", 100, 5, T0)
+    assert _kept(store, [f"a-{i}" for i in range(6)]) == [f"a-{i}" for i in range(1, 6)]
+    assert _kept(store, ["c1-1", "c1-2", "c1-3"]) == ["c1-1", "c1-2", "c1-3"]
+    # A used ticket and an expired one of the client go at the next opening, under quota.
+    assert store.take_oauth_grant(_hash("c1-1"), "consent", T0) is not None
+    late = _ticket("c1-late", "c1", timedelta(minutes=11))
+    removed = store.open_consent_ticket(late, None, 10, 10, T0 + timedelta(minutes=11))
+    assert removed == 3 and _kept(store, ["c1-1", "c1-2", "c1-3", "c1-late"]) == ["c1-late"]
+    # Tickets opened in the same instant: one of the older goes, the new one always stays.
+    for i in range(3):
+        store.open_consent_ticket(_ticket(f"same-{i}", "c2", timedelta(hours=1)), None, 2, 9, T0)
+    assert _kept(store, [f"same-{i}" for i in range(3)])[-1] == "same-2"
+    assert len(_kept(store, [f"same-{i}" for i in range(3)])) == 2
+
+
+def test_the_sweep_drops_spent_and_expired_consent_tickets_at_once(store: Store) -> None:
+    """Codes and tokens are kept a while past expiry (a replay is still recognised); consent
+    tickets go as soon as they expire or are used."""
+    store.insert_oauth_client("c", {}, T0)
+    early = timedelta(minutes=-20)
+    store.insert_oauth_grants([_ticket("used", "c"), _ticket("expired", "c", early),
+                               _ticket("live", "c")])  # fmt: skip
+    store.take_oauth_grant(_hash("used"), "consent", T0)
+    assert store.sweep_oauth(T0 - 24 * HOUR, T0 - 24 * HOUR, T0) == 2
+    assert _kept(store, ["used", "expired", "live"]) == ["live"]
+
+
 def test_update_context_and_listing_counts(store: Store) -> None:
     ws = store.ensure_workspace("alpha").id
     ctx = new_context(store, ws, "notes")

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from anyio.from_thread import start_blocking_portal
+from starlette.routing import Mount
 
+from kioku.api import create_app
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
 from kioku.ui.routes.signin import safe_next
-from kioku.ui.sessions import SessionStore
-from tests.ui.conftest import Browser
+from kioku.ui.sessions import SessionStore, SignInForms
+from tests.ui.conftest import SIGNIN_TOKEN, Browser
 
 PAGES = [
     "/ui/",
@@ -281,3 +285,124 @@ def test_a_dev_server_offers_the_local_owner_and_a_keyed_one_does_not(
             local.close()
     finally:
         dev_runtime.close()
+
+
+# ---------------------------------------------------------------- quotas and one-time forms
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _ui_of(app: Any) -> Any:
+    """The UI sub-app mounted at /ui of ``create_app``'s app (its state holds the tables)."""
+    return next(r.app for r in app.routes if isinstance(r, Mount) and r.path == "/ui")
+
+
+def test_a_key_past_its_quota_ends_only_its_own_oldest_sessions() -> None:
+    store = SessionStore(per_key=2)
+    owner_a, _ = store.create("ws-a", "owner", NOW)
+    b_ids = [store.create("ws-b", "viewer", NOW)[0] for _ in range(5)]
+    assert store.find(owner_a, NOW) is not None
+    assert [store.find(i, NOW) is not None for i in b_ids] == [False, False, False, True, True]
+    assert store.count("ws-b", "viewer") == 2 and store.count("ws-a") == 1
+
+
+def test_a_workspace_past_its_quota_ends_only_its_own_sessions() -> None:
+    """Past the workspace's quota, the key holding most sessions there loses its oldest; no
+    other workspace loses anything."""
+    store = SessionStore(per_workspace=3, per_key=10)
+    owner_a, _ = store.create("ws-a", "owner", NOW)
+    b1 = [store.create("ws-b", "b1", NOW)[0] for _ in range(3)]
+    b2, _ = store.create("ws-b", "b2", NOW)
+    assert store.find(owner_a, NOW) is not None and store.find(b2, NOW) is not None
+    assert [store.find(i, NOW) is not None for i in b1] == [False, True, True]
+    assert store.count("ws-b") == 3
+
+
+def test_the_bound_in_all_takes_from_the_workspace_holding_most() -> None:
+    store = SessionStore(max_sessions=4)
+    owner_a, _ = store.create("ws-a", "owner", NOW)
+    owner_c, _ = store.create("ws-c", "owner", NOW)
+    flood = [store.create("ws-b", f"k{i % 3}", NOW)[0] for i in range(20)]
+    assert len(store) == 4
+    assert store.find(owner_a, NOW) is not None and store.find(owner_c, NOW) is not None
+    assert [store.find(i, NOW) is not None for i in flood[-3:]] == [False, True, True]
+    assert store.count("ws-b") == 2
+
+
+def test_expired_sessions_make_room_first() -> None:
+    store = SessionStore(ttl=timedelta(hours=1), per_key=2)
+    old, _ = store.create("ws", "k", NOW)
+    store.create("ws", "k", NOW)
+    later = NOW + timedelta(hours=2)
+    fresh, _ = store.create("ws", "other", later)
+    assert len(store) == 1 and store.find(fresh, later) is not None
+    assert store.find(old, NOW) is None
+
+
+def test_a_sign_in_form_token_is_good_once_and_bounded_per_address() -> None:
+    forms = SignInForms(ttl=timedelta(minutes=10), per_address=2)
+    token = forms.issue("192.0.2.1", NOW)
+    assert forms.take(token, NOW) and not forms.take(token, NOW)  # once
+    assert not forms.take("made-up", NOW) and not forms.take("", NOW)
+    late = forms.issue("192.0.2.1", NOW)
+    assert not forms.take(late, NOW + timedelta(minutes=10))  # expired
+    mine = forms.issue("192.0.2.1", NOW)
+    flood = [forms.issue("198.51.100.7", NOW) for _ in range(50)]
+    assert len(forms) == 3 and forms.take(mine, NOW)  # another address's flood left it
+    assert [forms.take(t, NOW) for t in flood[-3:]] == [False, True, True]
+
+
+def test_sign_ins_with_another_workspaces_key_never_sign_the_owner_out(
+    secured: Runtime, key_of: Callable[..., str]
+) -> None:
+    """The reported attack, through the sign-in route: a viewer key of workspace B signs in
+    past the table's bound (here 4, not 10,000); workspace A's owner stays signed in."""
+    app = create_app(runtime=secured, with_mcp=False)
+    _ui_of(app).state.sessions = sessions = SessionStore(max_sessions=4)
+    owner_key, b_viewer = key_of("owner"), key_of("viewer", workspace="tenant-b")
+    with start_blocking_portal() as portal:
+        owner = Browser(portal, app, "http://testserver")
+        attacker = Browser(portal, app, "http://testserver")
+        try:
+            assert owner.sign_in(owner_key).status_code == 303
+            for _ in range(10):
+                attacker.client.cookies.clear()  # a new session each time, as a script would
+                assert attacker.sign_in(b_viewer).status_code == 303
+            assert len(sessions) == 4
+            page = owner.get("/ui/")
+            assert (
+                page.status_code == 200
+                and owner.post("/ui/contexts", {"name": "still"}).status_code == 303
+            )
+        finally:
+            owner.close()
+            attacker.close()
+
+
+def test_the_sign_in_form_works_once(
+    browser: Callable[..., Browser], key_of: Callable[..., str]
+) -> None:
+    """A script that keeps one form's token and cookie cannot sign in with it again (nor
+    after a wrong key: the page shown again has a new token)."""
+    key = key_of("viewer")
+    person = browser()
+    form = person.get("/ui/signin")
+    token = SIGNIN_TOKEN.search(form.text)
+    assert token
+    data = {"key": key, "signin_token": token.group(1)}
+    assert person.request("POST", "/ui/signin", data=data).status_code == 303
+
+    def replay(who: Browser, fields: dict[str, str]) -> int:
+        cookie = {"cookie": f"kioku_signin={fields['signin_token']}"}  # the form's own cookie
+        return who.request("POST", "/ui/signin", data=fields, headers=cookie).status_code
+
+    assert replay(browser(), data) == 403
+    unused = SIGNIN_TOKEN.search(browser().get("/ui/signin").text)
+    assert unused  # the same post with a token not used yet, from anywhere, signs in
+    assert replay(browser(), {"key": key, "signin_token": unused.group(1)}) == 303
+    wrong = browser()
+    first = SIGNIN_TOKEN.search(wrong.get("/ui/signin").text)
+    assert first
+    fields = {"key": "kk_" + "x" * 43, "signin_token": first.group(1)}
+    assert wrong.request("POST", "/ui/signin", data=fields).status_code == 401
+    assert replay(wrong, {**fields, "key": key}) == 403

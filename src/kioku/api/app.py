@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from kioku._version import __version__
 from kioku.api.docs_pages import install_docs_pages
 from kioku.api.errors import ERROR_RESPONSES, install_error_handlers
-from kioku.api.hosts import HostGuard, allowed_host_names
+from kioku.api.hosts import HostGuard, allowed_host_names, public_origin
 from kioku.api.limits import BodySizeLimit
 from kioku.api.metrics import Metrics, RequestMetrics, metrics_endpoint
 from kioku.api.ratelimit import RateLimit
@@ -24,11 +24,13 @@ from kioku.api.routes import (
     feedback,
     graph,
     health,
+    hooks,
     memories,
     recall,
     sleep,
     state,
 )
+from kioku.api.storable_text import StorableText
 from kioku.runtime import Runtime, open_runtime
 from kioku.settings import Settings
 from kioku.ui import build_ui
@@ -84,6 +86,7 @@ def create_app(
         api.include_router(module.router)
     api.include_router(graph.router)
     api.include_router(connectors.router)
+    api.include_router(hooks.router)
     app.include_router(api)
     app.add_api_route(  # also at /health, where load balancers look
         "/health", health.health, methods=["GET"], include_in_schema=False
@@ -100,6 +103,9 @@ def create_app(
         from kioku.api.mcp_mount import mount_mcp
 
         mcp = mount_mcp(app, settings)
+    # Innermost: a NUL in the path, query, a header or a form field never reaches a route
+    # (JSON bodies are checked by their models); a form body it reads is already capped.
+    app.add_middleware(StorableText)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(  # a refused request costs no parsing
         RateLimit,
@@ -107,6 +113,8 @@ def create_app(
         burst=settings.rate_limit_burst,
     )
     # Every route (REST, UI, /mcp, OAuth, /health, /metrics) answers its own names only.
-    app.add_middleware(HostGuard, allowed=allowed_host_names(settings))
+    app.add_middleware(
+        HostGuard, allowed=allowed_host_names(settings), public=public_origin(settings)
+    )
     app.add_middleware(RequestMetrics, metrics=metrics)  # outermost: counts 421s and 429s too
     return app

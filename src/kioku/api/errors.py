@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kioku.errors import KiokuError, http_status
+from kioku.models.json_input import MAX_JSON_DEPTH
 
 
 def error_body(code: str, message: str, field: str | None, details: list[Any]) -> dict[str, Any]:
@@ -102,8 +103,20 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error_body("invalid_input", message, first["field"], details), 422)
 
 
+_UNPARSED = {
+    RecursionError: f"nests arrays/objects far deeper than {MAX_JSON_DEPTH} levels",
+    UnicodeDecodeError: "is not UTF-8 text",
+}
+
+
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400 and isinstance(exc.__cause__, tuple(_UNPARSED)):
+        # FastAPI could not parse the body at all (JSON nested thousands deep overflows the
+        # parser's stack; bytes that are not UTF-8): the field is the body, as for bad JSON.
+        problem = next(m for kind, m in _UNPARSED.items() if isinstance(exc.__cause__, kind))
+        details = [{"field": "body", "message": problem}]
+        return JSONResponse(error_body("invalid_input", f"body: {problem}", "body", details), 422)
     codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
     return JSONResponse(
         error_body(codes.get(exc.status_code, "http_error"), str(exc.detail), None, []),

@@ -12,11 +12,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
 from kioku.api.mcp_get import NoListenStream
+from kioku.api.mcp_sessions import SessionIds
 from kioku.api.registration_limit import RegistrationGate
 from kioku.mcp import build_mcp
 from kioku.mcp.auth import token_principal
 from kioku.mcp.consent import ConsentPage
-from kioku.mcp.oauth import CONSENT_PATH, SCOPES, KiokuOAuthProvider
+from kioku.mcp.oauth import CONSENT_PATH, SCOPES, KiokuOAuthProvider, RequesterAddress
 from kioku.mcp.revocation import PublicClientRevocation
 from kioku.runtime import Runtime
 from kioku.settings import Settings
@@ -66,7 +67,8 @@ def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
         max_request_body_size=settings.max_request_bytes,
     )
     gated = RegistrationGate(
-        NoListenStream(http, MCP_PATH), per_hour=settings.oauth_registrations_per_hour
+        SessionIds(NoListenStream(http, MCP_PATH), MCP_PATH),
+        per_hour=settings.oauth_registrations_per_hour,
     )
-    app.mount("/", PublicClientRevocation(gated))
+    app.mount("/", PublicClientRevocation(RequesterAddress(gated)))
     return mcp

@@ -1,29 +1,112 @@
-"""The Typer application: every command registered in one place."""
+"""The Typer application: every command registered in one place.
+
+A command's module is imported, and its click command built, only when that command runs
+(or ``--help`` lists them all): ``kioku --version`` and the quick commands must not pay for
+the server, the model, the SDK or the other forty commands' options (docs/cli.md).
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any, cast
+
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from kioku._version import __version__
-from kioku.cli import (
-    contexts,
-    eval,
-    feedback,
-    graph,
-    import_commands,
-    importing,
-    keys,
-    mcp_stdio,
-    memory_commands,
-    migrate,
-    serve,
-    sleep,
-    state,
-    transfer,
-)
+from kioku.cli import coercion
+
+coercion.install()  # plain option values skip pydantic (a third of a quick command's time)
+
+COMMANDS: dict[str, str] = {
+    # name: "module:attribute", a command function or a Typer of subcommands; in help order
+    "serve": "kioku.cli.serve:serve",
+    "migrate": "kioku.cli.migrate:migrate",
+    "mcp": "kioku.cli.mcp_stdio:mcp",
+    "remember": "kioku.cli.memory_commands:remember",
+    "update": "kioku.cli.memory_commands:update",
+    "recall": "kioku.cli.memory_commands:recall",
+    "list": "kioku.cli.memory_commands:list_memories",
+    "get": "kioku.cli.memory_commands:get",
+    "forget": "kioku.cli.memory_commands:forget",
+    "pinned": "kioku.cli.memory_commands:pinned",
+    "explore": "kioku.cli.graph:explore",
+    "import-jsonl": "kioku.cli.importing:import_jsonl",
+    "reembed": "kioku.cli.importing:reembed",
+    "export": "kioku.cli.transfer:export",
+    "purge": "kioku.cli.import_commands:purge",
+    "bench": "kioku.cli.app:bench",
+    "import": "kioku.cli.import_commands:app",
+    "contexts": "kioku.cli.contexts:app",
+    "keys": "kioku.cli.keys:app",
+    "state": "kioku.cli.state:app",
+    "feedback": "kioku.cli.feedback:app",
+    "sleep": "kioku.cli.sleep:app",
+    "eval": "kioku.cli.eval:app",
+    "setup": "kioku.cli.setup:app",
+}
+
+
+def build(name: str, target: str) -> Any:
+    """The click command ``name`` of ``target``, built as typer builds a subcommand."""
+    module, _, attribute = target.partition(":")
+    found = getattr(importlib.import_module(module), attribute)
+    holder = typer.Typer(add_completion=False)
+    holder.callback()(_nothing)  # a group: ``name`` is built as a subcommand of it
+    if isinstance(found, typer.Typer):
+        holder.add_typer(found, name=name)
+    else:
+        holder.command(name)(found)
+    return getattr(typer.main.get_command(holder), "commands")[name]  # noqa: B009
+
+
+def _nothing() -> None:
+    """The holder's callback."""
+
+
+class LazyCommands(MutableMapping[str, Any]):
+    """The root's commands by name (``COMMANDS``), each built on first use."""
+
+    def __init__(self, built: Mapping[str, Any]) -> None:
+        self._built = dict(built)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._built[name] = build(name, COMMANDS[name])
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("kioku's commands are fixed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*COMMANDS, *self._built]))
+
+    def __len__(self) -> int:
+        return len(COMMANDS.keys() | self._built.keys())
+
+
+class LazyGroup(TyperGroup):
+    """The root group, whose commands are ``LazyCommands``."""
+
+    def __init__(self, *, commands: Mapping[str, Any] | None = None, **attrs: Any) -> None:
+        # Typed as a dict; click only ever reads it as a mapping (get, keys, items).
+        super().__init__(commands=cast("dict[str, Any]", LazyCommands(commands or {})), **attrs)
+
+    # ctx typed loosely: typer vendors its own click, whose types are private to it.
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # names only: listing builds nothing
+
 
 app = typer.Typer(
     name="kioku",
+    cls=LazyGroup,
     help="kioku: a memory server for AI agents. Remember, recall, serve.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -45,31 +128,6 @@ def main(
     """kioku: a memory server for AI agents. Remember, recall, serve."""
 
 
-app.command()(serve.serve)
-app.command()(migrate.migrate)
-app.command()(mcp_stdio.mcp)
-app.command()(memory_commands.remember)
-app.command()(memory_commands.update)
-app.command()(memory_commands.recall)
-app.command("list")(memory_commands.list_memories)
-app.command()(memory_commands.get)
-app.command()(memory_commands.forget)
-app.command()(memory_commands.pinned)
-app.command()(graph.explore)
-app.command("import-jsonl")(importing.import_jsonl)
-app.command()(importing.reembed)
-app.command()(transfer.export)
-app.add_typer(import_commands.app, name="import")
-app.command()(import_commands.purge)
-app.add_typer(contexts.app, name="contexts")
-app.add_typer(keys.app, name="keys")
-app.add_typer(state.app, name="state")
-app.add_typer(feedback.app, name="feedback")
-app.add_typer(sleep.app, name="sleep")
-app.add_typer(eval.app, name="eval")
-
-
-@app.command()
 def bench(
     out: str | None = typer.Option(
         None,

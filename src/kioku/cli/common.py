@@ -1,4 +1,10 @@
-"""What every command shares: the client or runtime, printing results, errors as exit 1."""
+"""What every command shares: the client or runtime, printing results, errors as exit 1.
+
+Importing this module (and every command module) stays cheap: typer and the standard library
+only. The SDK (httpx), pydantic, rich, the settings and the runtime are imported by the
+commands that use them, when they run, so that ``kioku --version`` and the quick commands
+(``recall --url``, ``pinned``, ``state get``) start in a fraction of a second.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +12,47 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import httpx
 import typer
-from pydantic import BaseModel, ValidationError
-from rich.console import Console
-from rich.markup import escape
 
-from kioku.client import Client
-from kioku.errors import KiokuError, first_error
-from kioku.runtime import Runtime, open_runtime
-from kioku.settings import Settings
+from kioku.errors import KiokuError, Reported, first_error
 
-console = Console()
-err_console = Console(stderr=True)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from rich.console import Console
+
+    from kioku.client import Client
+    from kioku.runtime import Runtime
+
+
+class _LazyConsole:
+    """A rich ``Console`` made on first use: importing rich.console costs tens of
+    milliseconds, more than the whole of ``kioku --version`` should take."""
+
+    def __init__(self, *, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def _made(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=self._stderr)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._made(), name)
+
+    def __enter__(self) -> Console:  # rich's live displays hold the console this way
+        return self._made().__enter__()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._made().__exit__(*exc_info)
+
+
+console = cast("Console", _LazyConsole(stderr=False))
+err_console = cast("Console", _LazyConsole(stderr=True))
 
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON.")
 ContextOption = typer.Option("default", "--context", "-c", help="Context id or name.")
@@ -33,15 +65,30 @@ UrlOption = typer.Option(
 )
 
 
+def escape(text: str) -> str:
+    """``rich.markup.escape``, imported when first needed."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 @contextmanager
-def cli_runtime(*, embed: bool = True) -> Iterator[Runtime]:
-    """A runtime for one command: embeds inline (the process is short-lived)."""
+def cli_runtime(*, embed: bool = True, background: bool = False) -> Iterator[Runtime]:
+    """A runtime for one command: embeds inline (the process is short-lived).
+
+    ``background``: writes leave their vectors to the runtime's embedding worker (started
+    here), as in ``kioku serve``, instead of embedding them inline."""
+    from kioku.runtime import open_runtime
+    from kioku.settings import Settings
+
     with handle_errors():  # a bad KIOKU_* value is one line naming it, not a traceback
-        settings = Settings(embed_async=False)
+        settings = Settings(embed_async=background)
         if not embed:
             settings = settings.model_copy(update={"embedder": "none"})
         runtime = open_runtime(settings)
     try:
+        if background and runtime.embedding is not None:
+            runtime.embedding.start()
         yield runtime
     finally:
         runtime.close()
@@ -55,6 +102,8 @@ def cli_client(url: str | None, *, embed: bool = True) -> Iterator[Client]:
     ``source_type=manual`` as before; the channel is the server's to decide, never a header.
     ``embed=False`` skips loading the embedder for commands that never embed.
     """
+    from kioku.client import Client
+
     if url:
         with handle_errors(), _reachable(url), Client(url) as client:
             yield client
@@ -69,17 +118,41 @@ def cli_client(url: str | None, *, embed: bool = True) -> Iterator[Client]:
             yield client
 
 
+def call_server(
+    url: str,
+    method: str,
+    route: str,
+    *,
+    params: dict[str, Any] | None = None,
+    body: Any = None,
+) -> Any:
+    """One call of a quick command to the server at ``url`` (``kioku.cli.rest``, no SDK):
+    the answer's JSON; its errors printed and exit 1, as through the SDK."""
+    from kioku.cli import rest
+
+    with handle_errors():
+        try:
+            return rest.request(url, method, route, params=params, body=body)
+        except rest.Unreachable as exc:
+            raise unreachable(url, str(exc)) from None
+
+
+def unreachable(url: str, reason: str) -> typer.Exit:
+    """One line on stderr for a server that cannot be reached; the exit (1) to raise."""
+    err_console.print(f"[red]error[/red]: no answer from kioku at {escape(url)} ({escape(reason)})")
+    return typer.Exit(1)
+
+
 @contextmanager
 def _reachable(url: str) -> Iterator[None]:
     """A server that cannot be reached is one line on stderr and exit 1, not a traceback."""
+    import httpx
+
     try:
         yield
     except (httpx.TransportError, httpx.InvalidURL) as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        err_console.print(
-            f"[red]error[/red]: no answer from kioku at {escape(url)} ({escape(reason)})"
-        )
-        raise typer.Exit(1) from None
+        raise unreachable(url, reason) from None
 
 
 @contextmanager
@@ -93,13 +166,20 @@ def handle_errors() -> Iterator[None]:
         message = exc.message.removeprefix(f"{exc.field}: ") if exc.field else exc.message
         err_console.print(f"[red]error[/red]{escape(where)}: {escape(message)}")
         raise typer.Exit(1) from None
-    except ValidationError as exc:
-        field, message = first_error(exc)
-        err_console.print(f"[red]error[/red] ({field}): {message}")
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError too
+        if _is_validation_error(exc):
+            field, message = first_error(cast("Reported", exc))
+            err_console.print(f"[red]error[/red] ({field}): {message}")
+        else:
+            err_console.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(1) from None
-    except ValueError as exc:
-        err_console.print(f"[red]error[/red]: {exc}")
-        raise typer.Exit(1) from None
+
+
+def _is_validation_error(exc: ValueError) -> bool:
+    """Whether ``exc`` is pydantic's ValidationError, without importing pydantic to ask:
+    if pydantic was never imported, nothing raised one."""
+    core = sys.modules.get("pydantic_core")
+    return core is not None and isinstance(exc, core.ValidationError)
 
 
 def count(n: int, singular: str, plural: str | None = None) -> str:
@@ -107,9 +187,14 @@ def count(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n} {singular if n == 1 else plural or singular + 's'}"
 
 
+def print_server_json(value: Any) -> None:
+    """A server's JSON answer on stdout, compact, as ``print_json`` prints its model."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
 def print_json(value: BaseModel | dict[str, Any] | list[Any]) -> None:
     """Compact, stable JSON on stdout."""
-    if isinstance(value, BaseModel):
-        sys.stdout.write(value.model_dump_json() + "\n")
-    else:
+    if isinstance(value, dict | list):
         sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
+    else:
+        sys.stdout.write(value.model_dump_json() + "\n")

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from kioku.cli.common import JsonOption, UrlOption, cli_client, console, print_json
-from kioku.models import SleepMode, TrustTier
+from kioku.cli.common import JsonOption, UrlOption, cli_client, console, escape, print_json
+from kioku.vocabulary import SleepMode, TrustTier
 
 app = typer.Typer(help="Manage contexts (named memory spaces).", no_args_is_help=True)
 
@@ -22,6 +20,8 @@ def list_contexts(url: str | None = UrlOption, as_json: bool = JsonOption) -> No
     if as_json:
         print_json(page)
         return
+    from rich.table import Table
+
     table = Table()
     for column in ("name", "memories", "trust", "model", "id"):
         table.add_column(column)

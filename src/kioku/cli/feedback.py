@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
 
 from kioku.cli.common import (
     ContextOption,
@@ -12,6 +11,7 @@ from kioku.cli.common import (
     UrlOption,
     cli_client,
     console,
+    escape,
     print_json,
 )
 

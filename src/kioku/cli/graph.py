@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from kioku.cli.common import ContextOption, JsonOption, UrlOption, cli_client, console, print_json
-from kioku.models import TrustTier
+from kioku.cli.common import (
+    ContextOption,
+    JsonOption,
+    UrlOption,
+    cli_client,
+    console,
+    escape,
+    print_json,
+)
+from kioku.vocabulary import TrustTier
 
 
 def explore(
@@ -34,6 +40,8 @@ def explore(
     if not result.neighbours:
         console.print("no associated memories")
         return
+    from rich.table import Table
+
     table = Table(title=f"{len(result.neighbours)} neighbours of {memory_id}")
     table.add_column("activation", justify="right")
     table.add_column("hops", justify="right")

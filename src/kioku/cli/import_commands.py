@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from typer.core import TyperGroup
 
 from kioku.cli import transfer
@@ -24,10 +23,12 @@ from kioku.cli.common import (
     handle_errors,
     print_json,
 )
-from kioku.connectors.markdown import import_markdown
-from kioku.connectors.slack import Granularity, import_slack
 from kioku.errors import InvalidInputError
-from kioku.models import PurgeSource
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from kioku.connectors.slack import Granularity
 
 
 class _ImportGroup(TyperGroup):
@@ -52,6 +53,8 @@ app.command("workspace")(transfer.import_workspace)
 
 
 def _progress(quiet: bool) -> Progress:
+    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -76,6 +79,8 @@ def slack(
 ) -> None:
     """Import a Slack workspace export: one external context per channel (slack-<name>),
     stamped source_type=connector. Re-importing changes only what changed in Slack."""
+    from kioku.connectors.slack import import_slack
+
     if per not in ("thread", "message"):
         raise typer.BadParameter("thread or message", param_hint="--per")
     granularity: Granularity = "thread" if per == "thread" else "message"
@@ -120,6 +125,8 @@ def markdown(
 ) -> None:
     """Import a folder of Markdown files: one memory per section, front-matter tags,
     source_uri = the file's path in the folder. Re-importing changes only what changed."""
+    from kioku.connectors.markdown import import_markdown
+
     with cli_runtime(embed=embed) as runtime, handle_errors(), _progress(as_json) as bar:
         task = bar.add_task(f"importing {folder.name}", total=None)
         counts = import_markdown(
@@ -152,6 +159,8 @@ def purge(
 ) -> None:
     """Erase for good every trace of a context's memories or of a source (GDPR-style):
     rows, vectors, index entries, edges, feedback; says what it removed."""
+    from kioku.models import PurgeSource
+
     with handle_errors():
         if context is None and source_prefix is None:
             raise InvalidInputError("give --context, --source-prefix, or both", field="context")

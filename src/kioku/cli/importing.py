@@ -1,16 +1,30 @@
-"""``kioku import-jsonl`` and ``kioku reembed``: long work, with progress bars."""
+"""``kioku import-jsonl`` and ``kioku reembed``: long work, with progress bars.
+
+``import-jsonl`` writes through the batch path (``ConnectorService.import_memories``, 100
+lines a call, each call one transaction) and leaves the vectors to the embedding worker, as
+any write does: lines are accepted at the speed of the database, not of the model. Each line
+is written once: its external id is the line's ``external_id`` if it has one, else a hash of
+its content, and a line whose id is already a live memory of the context is skipped. So an
+interrupted import is finished by running it again, and a finished one run again writes
+nothing.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import typer
-from pydantic import ValidationError
-from rich.progress import Progress
 
 from kioku.cli.common import (
     ContextOption,
@@ -22,28 +36,136 @@ from kioku.cli.common import (
     handle_errors,
     print_json,
 )
-from kioku.errors import InvalidInputError, first_error
-from kioku.models import BatchCreate, MemoryCreate
-from kioku.runtime import Runtime
-from kioku.service.principal import Principal
+from kioku.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from kioku.runtime import Runtime
+    from kioku.service.imports import ImportResult
+    from kioku.service.principal import Principal
 
 _BATCH = 100
+INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it."""
 
 
-def _read_lines(path: Path) -> list[tuple[int, dict]]:
-    items: list[tuple[int, dict]] = []
+@dataclass(frozen=True)
+class Line:
+    """One memory of the file: where it is, its external id, its fields."""
+
+    number: int
+    key: str
+    fields: dict[str, Any]
+
+
+@dataclass
+class Reading:
+    """The lines of a file to import, and what reading it found."""
+
+    lines: list[Line] = field(default_factory=list)
+    duplicates: int = 0
+    """Lines that repeat an earlier line of the file (the same external id and content)."""
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+def line_key(value: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A line's external id and its memory's fields: its own ``external_id`` if it carries
+    one, else ``sha256:`` and the hash of its content (keys sorted, so spacing and key order
+    do not matter; where the line is in the file does not either)."""
+    fields = dict(value)
+    explicit = fields.pop("external_id", None)
+    if explicit is not None:
+        if not isinstance(explicit, str) or not explicit:
+            raise InvalidInputError("must be a non-empty string", field="external_id")
+        return explicit, fields
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(
+        canonical.encode("utf-8", "surrogatepass")
+    ).hexdigest(), fields
+
+
+def read_lines(path: Path) -> Reading:
+    """Every memory of a JSONL file, each external id once. A line that is not a JSON object
+    stops the import (the file is not what it should be); a line whose ``external_id`` is
+    wrong, or repeats an earlier line's with other content, is an error of that line."""
+    reading = Reading()
+    seen: dict[str, tuple[int, dict[str, Any]]] = {}
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
                 continue
             try:
-                value = json.loads(line)
+                value = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise InvalidInputError(f"line {number}: not JSON ({exc.msg})") from None
             if not isinstance(value, dict):
                 raise InvalidInputError(f"line {number}: expected a JSON object")
-            items.append((number, value))
-    return items
+            try:
+                key, fields = line_key(value)
+            except InvalidInputError as exc:
+                reading.errors.append(_line_error(number, exc.code, exc.field, exc.message))
+                continue
+            earlier = seen.get(key)
+            if earlier is None:
+                seen[key] = (number, fields)
+                reading.lines.append(Line(number, key, fields))
+            elif earlier[1] == fields:
+                reading.duplicates += 1
+            else:
+                message = f"repeats the external_id of line {earlier[0]}, with other fields"
+                reading.errors.append(_line_error(number, "conflict", "external_id", message))
+    return reading
+
+
+def _line_error(number: int, code: str, field: str | None, message: str) -> dict[str, Any]:
+    return {"line": number, "code": code, "field": field or "", "message": message}
+
+
+@dataclass
+class Tally:
+    """What the import did so far."""
+
+    created: int = 0
+    skipped: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, result: ImportResult, chunk: list[Line]) -> None:
+        self.created += result.created
+        self.skipped += result.skipped
+        for item in result.results:
+            if item.error:
+                self.errors.append({"line": chunk[item.index].number, **item.error})
+
+
+class Interrupts:
+    """Ctrl-C during an import: the first one stops it after the batch being written (each
+    batch is one transaction, so nothing is half-written); a second one stops it at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def check(self) -> None:
+        """Stop here (``KeyboardInterrupt``) if Ctrl-C was pressed."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+
+@contextmanager
+def deferred_interrupts(interrupts: Interrupts) -> Iterator[None]:
+    """Ctrl-C as ``interrupts`` says, while the block runs (in the main thread only: signal
+    handlers live there; elsewhere Ctrl-C raises where it lands, as usual)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, interrupts._handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def import_jsonl(
@@ -53,60 +175,179 @@ def import_jsonl(
         False, "--strict", help="Validate every line first; write nothing if any is invalid."
     ),
     embed: bool = typer.Option(
-        True, "--embed/--no-embed", help="Embed now (else the server does)."
+        False,
+        "--embed/--no-embed",
+        help="Also wait here until every memory is embedded (vector-searchable), embedding "
+        "them in this process. Default: the lines are written at once and their vectors "
+        "computed in the background by kioku serve or kioku mcp on this database, as for "
+        "any write (keyword search finds them meanwhile).",
     ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Import memories from a JSONL file (fields of remember), stamped source_type=import."""
-    with handle_errors():
-        lines = _read_lines(path)
+    """Import memories from a JSONL file (fields of remember), stamped source_type=import;
+    a line already imported is skipped.
+
+    A line is the same line as before if it has the same external_id (an optional field of
+    its own), or without one the same content: run the same command again to finish an
+    interrupted import; nothing is written twice."""
+    from rich.progress import Progress
+
+    from kioku.service.imports import JSONL_OWNER
+    from kioku.settings import Settings
+
+    interrupts = Interrupts()
+    with deferred_interrupts(interrupts), handle_errors():  # Ctrl-C from now on: exit 130
+        embedder = Settings().embedder
+        reading = read_lines(path)
         if strict:
-            for number, item in lines:
-                try:
-                    MemoryCreate.model_validate(item)
-                except ValidationError as exc:
-                    field, message = first_error(exc)
-                    raise InvalidInputError(
-                        f"line {number}: {message}; nothing was imported", field=field
-                    ) from None
-    created = 0
-    errors: list[dict] = []
+            _validate(reading)
+    tally = Tally(errors=list(reading.errors))
+    interrupted = False
+    pending = 0
     with (
-        cli_runtime(embed=embed) as runtime,
+        deferred_interrupts(interrupts),
+        cli_runtime(embed=embed, background=embed) as runtime,
         handle_errors(),
         Progress(console=console, disable=as_json) as progress,
     ):
         principal = runtime.local_principal("import")
-        task = progress.add_task(f"importing {path.name}", total=len(lines))
-        for start in range(0, len(lines), _BATCH):
-            chunk = lines[start : start + _BATCH]
-            result = runtime.memories.remember_batch(
-                principal,
-                context,
-                BatchCreate(items=[item for _, item in chunk], atomic=strict, wait=embed),
-            )
-            created += result.created
-            for item_result in result.results:
-                if item_result.error:
-                    # Name the field relative to its line, not to the batch it travelled in.
-                    field = str(item_result.error.get("field") or "")
-                    field = field.split("].", 1)[1] if field.startswith("items[") else field
-                    errors.append(
-                        {"line": chunk[item_result.index][0], **item_result.error, "field": field}
-                    )
-            progress.advance(task, len(chunk))
-    summary = {"created": created, "failed": len(errors), "errors": errors}
-    if as_json:
-        print_json(summary)
-        return
-    console.print(
-        f"imported {count(created, 'memory', 'memories')} into {context}; "
-        f"{count(len(errors), 'line')} failed"
-    )
-    for error in errors[:20]:
-        console.print(f"  line {error['line']}: {error['field']}: {error['message']}")
-    if errors:
+        context_id = runtime.contexts.resolve(principal, context).id
+        task = progress.add_task(f"importing {path.name}", total=len(reading.lines))
+        try:
+            for start in range(0, len(reading.lines), _BATCH):
+                interrupts.check()
+                chunk = reading.lines[start : start + _BATCH]
+                result = runtime.connectors.import_memories(
+                    principal, context, [(line.key, line.fields) for line in chunk], atomic=strict
+                )
+                tally.add(result, chunk)
+                progress.advance(task, len(chunk))
+            if embed and runtime.embedding is not None:
+                total = _pending(runtime, principal, context_id)
+                vectors = progress.add_task("embedding", total=total)
+                wait_for_vectors(
+                    runtime, principal, context_id, interrupts,
+                    lambda left: progress.update(vectors, completed=max(0, total - left)),
+                )  # fmt: skip
+        except KeyboardInterrupt:
+            interrupted = True
+        keys = [line.key for line in reading.lines]
+        held = runtime.store.external_memories(
+            principal.workspace_id, context_id, JSONL_OWNER, keys
+        )
+        if embedder != "none":  # else no vector is ever computed: none is waited for
+            pending = _pending(runtime, principal, context_id)
+    tally.errors.sort(key=lambda error: error["line"])
+    _report(path, context, reading, tally, len(held), pending, interrupted, as_json)
+    if interrupted:
+        raise typer.Exit(INTERRUPTED)
+    if tally.errors and not as_json:  # --json: the errors are in the answer
         raise typer.Exit(1)
+
+
+def _validate(reading: Reading) -> None:
+    """--strict: every line must be a valid memory before anything is written."""
+    from pydantic import ValidationError
+
+    from kioku.errors import first_error
+    from kioku.models import MemoryCreate
+
+    if reading.errors:
+        first = reading.errors[0]
+        raise InvalidInputError(
+            f"line {first['line']}: {first['message']}; nothing was imported", field=first["field"]
+        )
+    for line in reading.lines:
+        try:
+            MemoryCreate.model_validate(line.fields)
+        except ValidationError as exc:
+            where, message = first_error(exc)
+            raise InvalidInputError(
+                f"line {line.number}: {message}; nothing was imported", field=where
+            ) from None
+
+
+def _report(
+    path: Path,
+    context: str,
+    reading: Reading,
+    tally: Tally,
+    in_context: int,
+    pending: int,
+    interrupted: bool,
+    as_json: bool,
+) -> None:
+    in_file = len(reading.lines)
+    if as_json:
+        print_json(
+            {
+                "created": tally.created, "skipped": tally.skipped,
+                "duplicates": reading.duplicates, "failed": len(tally.errors),
+                "errors": tally.errors, "in_file": in_file, "in_context": in_context,
+                "pending_vectors": pending, "interrupted": interrupted,
+            }
+        )  # fmt: skip
+    if interrupted:
+        if in_context < in_file:
+            advice = "To finish, run the same command again: lines already imported are skipped."
+        else:  # stopped while waiting for the vectors
+            advice = f"{_vectors_later(pending, context)}."
+        err_console.print(
+            f"interrupted: {in_context} of the {count(in_file, 'memory', 'memories')} of "
+            f"{path.name} are in context {context} ({tally.created} written now). {advice}",
+            soft_wrap=True,
+            highlight=False,
+        )
+        return
+    if as_json:
+        return
+    skipped = f"; {tally.skipped} already there (skipped)" if tally.skipped else ""
+    repeated = (
+        f"; {count(reading.duplicates, 'repeated line')} left out" if reading.duplicates else ""
+    )
+    console.print(
+        f"imported {count(tally.created, 'memory', 'memories')} into {context}{skipped}"
+        f"{repeated}; {count(len(tally.errors), 'line')} failed",
+        highlight=False,
+    )
+    for error in tally.errors[:20]:
+        console.print(f"  line {error['line']}: {error['field']}: {error['message']}")
+    if pending:
+        console.print(f"{_vectors_later(pending, context)}.", soft_wrap=True, highlight=False)
+
+
+def _vectors_later(pending: int, context: str) -> str:
+    return (
+        f"{count(pending, 'memory', 'memories')} of {context} wait for their vectors: "
+        "kioku serve or kioku mcp on this database embeds them in the background "
+        "(keyword search finds them meanwhile); --embed waits for them here"
+    )
+
+
+def wait_for_vectors(
+    runtime: Runtime,
+    principal: Principal,
+    context_id: str,
+    interrupts: Interrupts,
+    progressed: Callable[[int], None],
+) -> int:
+    """Wait until the embedding worker (this process's, or a server's on this database) has
+    embedded the context's pending memories, or nothing has moved for longer than a lease.
+    Returns how many are still pending."""
+    waiting = runtime.settings.embed_lease_seconds + 10
+    left = _pending(runtime, principal, context_id)
+    quiet_since = time.monotonic()
+    while left:
+        interrupts.check()
+        time.sleep(0.2)
+        now_left = _pending(runtime, principal, context_id)
+        if now_left < left:
+            quiet_since = time.monotonic()
+        left = now_left
+        progressed(left)
+        if time.monotonic() - quiet_since > waiting:
+            break
+    return left
 
 
 def reembed(
@@ -118,6 +359,8 @@ def reembed(
 
     A server on the same database may embed some of them meanwhile (it shares the queue): the
     progress counts what is done by anyone, and the command waits for the rest."""
+    from rich.progress import Progress
+
     if not yes:
         typer.confirm(
             f"Drop and recompute every vector of context {context}?", abort=True, err=True

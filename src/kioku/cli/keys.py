@@ -6,21 +6,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 
 from kioku.cli.common import (
     JsonOption,
     cli_runtime,
     console,
     err_console,
+    escape,
     handle_errors,
     print_json,
 )
-from kioku.models import KeyCreate, KeyRole
-from kioku.runtime import Runtime
-from kioku.service.principal import Principal
+from kioku.vocabulary import KeyRole
+
+if TYPE_CHECKING:
+    from kioku.runtime import Runtime
+    from kioku.service.principal import Principal
 
 app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
 WorkspaceOption = typer.Option("default", "--workspace", "-w", help="Workspace name.")
@@ -29,6 +32,8 @@ WorkspaceOption = typer.Option("default", "--workspace", "-w", help="Workspace n
 @contextmanager
 def owner_of(workspace: str, *, create: bool = False) -> Iterator[tuple[Runtime, Principal]]:
     """The local runtime and the owner of ``workspace`` (created first if ``create``)."""
+    from kioku.service.principal import Principal
+
     with cli_runtime(embed=False) as runtime, handle_errors():
         row = runtime.store.get_workspace_by_name(workspace)
         if row is None and create:
@@ -55,6 +60,8 @@ def create(
     expires = None
     if expires_in_days is not None:
         expires = datetime.now(UTC) + timedelta(days=expires_in_days)
+    from kioku.models import KeyCreate
+
     with owner_of(workspace, create=True) as (runtime, owner):
         data = KeyCreate(name=name, role=role, context_ids=context or None, expires_at=expires)
         created = runtime.keys.create_key(owner, data)

@@ -5,16 +5,16 @@ stdout carries the protocol, so nothing else may print there: logs go to stderr.
 
 from __future__ import annotations
 
-import anyio
-
 from kioku.cli.common import handle_errors
-from kioku.settings import Settings
 
 
 def mcp() -> None:
     """Serve MCP over stdio on the configured database (no auth: the local user's own memory)."""
+    import anyio
+
     from kioku.mcp import build_mcp
     from kioku.runtime import open_runtime
+    from kioku.settings import Settings
 
     with handle_errors():
         runtime = open_runtime(Settings())

@@ -4,25 +4,30 @@ from __future__ import annotations
 
 import functools
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from kioku.cli.common import (
     ContextOption,
     CursorOption,
     JsonOption,
     UrlOption,
+    call_server,
     cli_client,
     console,
     count,
+    escape,
     print_json,
+    print_server_json,
 )
-from kioku.models import MAX_FORGET, DeliveryMode, ForgetMatch, ForgetResult, Memory, TrustTier
+from kioku.vocabulary import DeliveryMode, ForgetMatch, TrustTier
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from kioku.models import ForgetResult, Memory
+
+MAX_FORGET = 100
+"""``kioku.models.MAX_FORGET`` (a test keeps them equal): the models load only when used."""
 
 DeliveryModeOption = typer.Option(
     None,
@@ -133,29 +138,44 @@ def recall(
 ) -> None:
     """Hybrid search (BM25 + vectors) in a context."""
     filters = {"type": type, "tags": tag, "trust_tier": trust_tier}
+    filters = {n: v for n, v in filters.items() if v}
+    if url:  # the quick path: no SDK to import (kioku.cli.rest)
+        from kioku.cli.rest import path
+
+        body = {"query": query, "k": k, "filters": filters}
+        if related:
+            body["include_related"] = True
+        found = call_server(url, "POST", path("contexts", context, "recall"), body=body)
+        if as_json:
+            print_server_json(found)
+        else:
+            show_recall(found)
+        return
     with cli_client(url) as kioku:
-        result = kioku.recall(
-            context,
-            query,
-            k=k,
-            filters={n: v for n, v in filters.items() if v},
-            include_related=related,
-        )
+        result = kioku.recall(context, query, k=k, filters=filters, include_related=related)
     if as_json:
         print_json(result)
-        return
-    if not result.results:
+    else:
+        show_recall(result.model_dump(mode="json"))
+
+
+def show_recall(result: dict[str, Any]) -> None:
+    """A recall's answer for a person (the JSON of RecallResult, from a server or not)."""
+    hits = result["results"]
+    if not hits:
         console.print("no memories found")
         return
     # A line per hit and its id whole on the next: a table would cut the id (which the next
     # command needs) or squeeze the summary in an 80-column terminal.
-    console.print(f"{count(len(result.results), 'result')} · confidence {result.confidence}")
-    for i, hit in enumerate(result.results, start=1):
-        flag = " [red]suspicious[/red]" if hit.suspicious else ""
-        console.print(f"{i:>2}  {hit.score:.4f}  {escape(hit.summary)}", soft_wrap=True)
-        console.print(f"    [dim]{hit.trust_tier} · {hit.id}[/dim]{flag}", soft_wrap=True)
-    for n in result.related:
-        console.print(f"related {n.activation:.4f}  {escape(n.summary)}  [dim]{n.id}[/dim]")
+    console.print(f"{count(len(hits), 'result')} · confidence {result['confidence']}")
+    for i, hit in enumerate(hits, start=1):
+        flag = " [red]suspicious[/red]" if hit.get("suspicious") else ""
+        console.print(f"{i:>2}  {hit['score']:.4f}  {escape(hit['summary'])}", soft_wrap=True)
+        console.print(f"    [dim]{hit['trust_tier']} · {hit['id']}[/dim]{flag}", soft_wrap=True)
+    for n in result.get("related") or []:
+        console.print(
+            f"related {n['activation']:.4f}  {escape(n['summary'])}  [dim]{n['id']}[/dim]"
+        )
 
 
 def list_memories(
@@ -292,6 +312,8 @@ def forget(
 
 def show_matches(result: ForgetResult) -> None:
     """A preview: what would be forgotten, and what else matched and stays."""
+    from rich.table import Table
+
     if not result.matches:
         console.print("nothing matches: nothing to forget")
     else:
@@ -322,17 +344,38 @@ def pinned(
     as_json: bool = JsonOption,
 ) -> None:
     """Show the pinned set: always-delivered memories and open trigger windows, stably ordered."""
-    with cli_client(url, embed=False) as kioku:
-        filters = {"trust_tier": trust_tier} if trust_tier else None
-        result = kioku.load_pinned(context, cap=cap, filters=filters)
+    if url:  # the quick path: no SDK to import (kioku.cli.rest)
+        from kioku.cli.rest import path
+
+        params = {"trust_tier": trust_tier, "cap": cap}
+        found = call_server(url, "GET", path("contexts", context, "pinned"), params=params)
+        if as_json:
+            print_server_json(found)
+        else:
+            show_pinned(found)
+        return
+    # Locally the delivery service itself, without the REST app: a read needs no embedder,
+    # and loading FastAPI would cost more than the read.
+    from kioku.cli.common import cli_runtime, handle_errors
+    from kioku.models import RecallFilters
+
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        filters = RecallFilters(trust_tier=trust_tier) if trust_tier else None
+        principal = runtime.local_principal("cli")
+        result = runtime.delivery.load_pinned(principal, context, cap=cap, filters=filters)
     if as_json:
         print_json(result)
-        return
-    for item in result.items:
-        line = escape(f"[{item.lane}] {item.summary}")
-        flag = " [red]suspicious[/red]" if item.suspicious else ""
-        console.print(f"{line}  [dim]{item.trust_tier} · {item.id}[/dim]{flag}")
-    if result.truncated:
-        console.print(f"truncated: {len(result.items)} of {result.total_available} shown")
-    if not result.items:
+    else:
+        show_pinned(result.model_dump(mode="json"))
+
+
+def show_pinned(result: dict[str, Any]) -> None:
+    """The pinned set for a person (the JSON of PinnedResult, from a server or not)."""
+    for item in result["items"]:
+        line = escape(f"[{item['lane']}] {item['summary']}")
+        flag = " [red]suspicious[/red]" if item.get("suspicious") else ""
+        console.print(f"{line}  [dim]{item['trust_tier']} · {item['id']}[/dim]{flag}")
+    if result["truncated"]:
+        console.print(f"truncated: {len(result['items'])} of {result['total_available']} shown")
+    if not result["items"]:
         console.print("nothing pinned")

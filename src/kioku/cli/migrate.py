@@ -7,12 +7,12 @@ revision) before rolling out new replicas.
 from __future__ import annotations
 
 from kioku.cli.common import JsonOption, console, handle_errors, print_json
-from kioku.settings import Settings
 
 
 def migrate(as_json: bool = JsonOption) -> None:
     """Migrate the database at KIOKU_DATABASE_URL to the newest schema revision."""
     from kioku.database import migrate as migrate_database
+    from kioku.settings import Settings
 
     url = Settings().database_url
     with handle_errors():

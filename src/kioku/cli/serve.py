@@ -13,13 +13,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from kioku.cli.common import console, err_console, handle_errors
-from kioku.database import display_url
-from kioku.embeddings.e5onnx.errors import ModelCacheError
-from kioku.embeddings.factory import prepare_embedder
-from kioku.settings import Settings
 
-if TYPE_CHECKING:  # the runtime is imported when serve runs (a fast --help)
+if TYPE_CHECKING:  # the server's modules are imported when serve runs (a quick start)
     from kioku.runtime import Runtime
+    from kioku.settings import Settings
 
 
 def is_loopback(host: str) -> bool:
@@ -91,7 +88,11 @@ def serve(
     from kioku.api import create_app
     from kioku.api.logs import uvicorn_log_config
     from kioku.cli.shutdown import DeadlineServer
+    from kioku.database import display_url
+    from kioku.embeddings.e5onnx.errors import ModelCacheError
+    from kioku.embeddings.factory import prepare_embedder
     from kioku.runtime import open_runtime
+    from kioku.settings import Settings
 
     if dev and not is_loopback(host):
         err_console.print(

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-import typer
-from rich.markup import escape
+from typing import TYPE_CHECKING
 
-from kioku.cli.common import ContextOption, JsonOption, UrlOption, cli_client, console, print_json
-from kioku.models.sleep import SleepReport
+import typer
+
+from kioku.cli.common import (
+    ContextOption,
+    JsonOption,
+    UrlOption,
+    cli_client,
+    console,
+    escape,
+    print_json,
+)
+
+if TYPE_CHECKING:
+    from kioku.models.sleep import SleepReport
 
 app = typer.Typer(
     help="Sleep: consolidate a context (merge near-duplicates, decay edges, re-score "

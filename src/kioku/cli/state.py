@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import typer
-from rich.markup import escape
 
 from kioku.cli.common import (
     ContextOption,
     CursorOption,
     JsonOption,
     UrlOption,
+    call_server,
     cli_client,
+    cli_runtime,
     console,
+    escape,
+    handle_errors,
     print_json,
+    print_server_json,
 )
-from kioku.models import DEFAULT_STATE_TTL, State
+
+DEFAULT_STATE_TTL = 86_400
+"""``kioku.models.DEFAULT_STATE_TTL`` (a test keeps them equal): the models load only when
+used."""
 
 app = typer.Typer(
     help="Agent run-state: TTL key/value pairs, never part of recall.", no_args_is_help=True
@@ -31,14 +39,12 @@ def parse_value(text: str) -> object:
         return text
 
 
-def _show(state: State) -> None:
-    expiry = (
-        "never expires"
-        if state.expires_in_seconds is None
-        else f"expires in {state.expires_in_seconds}s"
-    )
-    value = json.dumps(state.value, ensure_ascii=False)
-    console.print(f"{escape(state.key)} = {escape(value)}  [dim]{expiry}[/dim]")
+def _show(state: dict[str, Any]) -> None:
+    """One key for a person (the JSON of State, from a server or not)."""
+    seconds = state.get("expires_in_seconds")
+    expiry = "never expires" if seconds is None else f"expires in {seconds}s"
+    value = json.dumps(state["value"], ensure_ascii=False)
+    console.print(f"{escape(state['key'])} = {escape(value)}  [dim]{expiry}[/dim]")
 
 
 @app.command("set")
@@ -52,14 +58,24 @@ def set_state(
     as_json: bool = JsonOption,
 ) -> None:
     """Set KEY to VALUE (last writer wins); expires after --ttl seconds unless --forever."""
-    with cli_client(url, embed=False) as kioku:
-        ttl_seconds = None if forever else ttl
-        state = kioku.set_state(context, key, parse_value(value), ttl_seconds=ttl_seconds)
+    ttl_seconds = None if forever else ttl
+    if url:  # the quick path: no SDK to import (kioku.cli.rest)
+        from kioku.cli.rest import path
+
+        body = {"value": parse_value(value), "ttl_seconds": ttl_seconds}
+        state: Any = call_server(url, "PUT", path("contexts", context, "state", key), body=body)
+        if as_json:
+            print_server_json(state)
+    else:
+        with cli_client(url, embed=False) as kioku:
+            found = kioku.set_state(context, key, parse_value(value), ttl_seconds=ttl_seconds)
+        if as_json:
+            print_json(found)
+        state = found.model_dump(mode="json")
     if as_json:
-        print_json(state)
         return
     _show(state)
-    if state.ttl_clamped:
+    if state.get("ttl_clamped"):
         console.print("[yellow]ttl was clamped to 1 s..30 days[/yellow]")
 
 
@@ -71,12 +87,23 @@ def get_state(
     as_json: bool = JsonOption,
 ) -> None:
     """Show one live key (exit 1 if it is missing or expired)."""
-    with cli_client(url, embed=False) as kioku:
-        state = kioku.get_state(context, key)
+    if url:  # the quick path: no SDK to import (kioku.cli.rest)
+        from kioku.cli.rest import path
+
+        state = call_server(url, "GET", path("contexts", context, "state", key))
+        if as_json:
+            print_server_json(state)
+        else:
+            _show(state)
+        return
+    # Locally the state service itself, without the REST app (nor an embedder): loading
+    # FastAPI would cost more than the read.
+    with cli_runtime(embed=False) as runtime, handle_errors():
+        found = runtime.state.get_state(runtime.local_principal("cli"), context, key)
     if as_json:
-        print_json(state)
+        print_json(found)
     else:
-        _show(state)
+        _show(found.model_dump(mode="json"))
 
 
 @app.command("list")
@@ -94,7 +121,7 @@ def list_state(
         print_json(page)
         return
     for state in page.items:
-        _show(state)
+        _show(state.model_dump(mode="json"))
     if not page.items:
         console.print("no live keys")
     if page.next_cursor:

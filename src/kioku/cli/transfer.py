@@ -15,10 +15,9 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
 from kioku.cli.common import (
     JsonOption,
@@ -28,10 +27,11 @@ from kioku.cli.common import (
     handle_errors,
     print_json,
 )
-from kioku.clock import system_clock
-from kioku.database import bare_store
-from kioku.service.transfer import TransferSummary, export_workspace, import_file
-from kioku.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from kioku.service.transfer import TransferSummary
 
 DatabaseUrlOption = typer.Option(
     None,
@@ -53,6 +53,11 @@ def export(
     canonical: the same rows give the same bytes from SQLite or PostgreSQL. Expired state keys
     are left out. Read it back with kioku import.
     """
+    from kioku.clock import system_clock
+    from kioku.database import bare_store
+    from kioku.service.transfer import export_workspace
+    from kioku.settings import Settings
+
     # With the data on stdout, the progress bar and the summary go to stderr.
     report = err_console if out == "-" else console
     with (
@@ -86,6 +91,10 @@ def import_workspace(
     (kioku import-jsonl is different: it adds new memories from plain JSON objects to one
     context, as remember does, stamped source_type=import.)
     """
+    from kioku.database import bare_store
+    from kioku.service.transfer import import_file
+    from kioku.settings import Settings
+
     with (
         _input(path) as source,
         handle_errors(),
@@ -104,6 +113,8 @@ def _counter(
     target: Console, quiet: bool
 ) -> Iterator[Callable[[str], Callable[[int, int | None], None]]]:
     """A progress bar on ``target`` (none with --json); yields a maker of update callbacks."""
+    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),

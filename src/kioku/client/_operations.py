@@ -9,6 +9,7 @@ resource's fields are typed once (``ContextFields``, ``MemoryFields``) for its c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypedDict, Unpack
@@ -337,6 +338,26 @@ class Operations:
         params = {**filter_params(filters, PINNED_FILTERS), **given(cap=cap)}
         url = path("contexts", context_id, "pinned")
         return Call("GET", url, PinnedResult.model_validate_json, params=params)
+
+    @operation
+    def claude_code_hook(
+        self,
+        event: Mapping[str, Any],
+        *,
+        contexts: Sequence[str] | None = None,
+        trust: str | None = None,
+        capture: bool | None = None,
+        min_confidence: str | None = None,
+    ) -> Call[dict[str, Any]]:
+        """What a Claude Code hook adds to a turn for ``event`` (the hook's input JSON):
+        ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` or ``{}``."""
+        params = {
+            **({"context": list(contexts)} if contexts else {}),
+            **given(trust=trust, capture=capture, min_confidence=min_confidence),
+        }
+        return Call(
+            "POST", path("hooks", "claude-code"), json.loads, params=params, body=dict(event)
+        )
 
     @operation
     def upcoming(

@@ -13,7 +13,7 @@ import anyio.from_thread
 import httpx
 
 from kioku._version import __version__
-from kioku.errors import KiokuError, error_class
+from kioku.errors import KiokuError, error_from_answer
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -109,18 +109,7 @@ def read(call: Call[T], response: httpx.Response) -> T:
 
 def to_error(response: httpx.Response) -> KiokuError:
     """Map the server's ``{"error": {code, message, field, details}}`` to its exception class."""
-    try:
-        error = response.json()["error"]
-        code, message = str(error["code"]), str(error["message"])
-    except (ValueError, KeyError, TypeError):
-        # Not kioku's error shape (a proxy page, a wrong URL): keep what little there is.
-        exc = KiokuError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
-    else:
-        cls = error_class(code)
-        exc = cls(message, field=error.get("field"), details=error.get("details") or [])
-        exc.code = code
-    exc.status_code = response.status_code
-    return exc
+    return error_from_answer(response.status_code, response.reason_phrase, response.content)
 
 
 def nothing(_: bytes) -> None:

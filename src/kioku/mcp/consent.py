@@ -2,7 +2,8 @@
 denies) the client the scopes it asked for, at most what the key's role permits.
 
 No cookie is set, so there is no session to ride: the form is bound to a one-time, ten-minute
-ticket and carries the key itself, which a cross-site attacker does not have. Everything the
+ticket (a client or address that opens too many drops its oldest: ``kioku.service.oauth``)
+and carries the key itself, which a cross-site attacker does not have. Everything the
 client chose (its name, scopes, redirect URI) is escaped before it is shown, and the page names
 where the code will be sent (the host in large type) so a person can tell an unexpected
 destination. No page of it may be framed (``frame-ancestors 'none'``, ``X-Frame-Options``), so
@@ -50,7 +51,10 @@ SECURITY_HEADERS = {
 }
 """On every answer of the consent page: no framing (clickjacking), no script or outside
 resource, and the ticket in its address never sent on as a referrer."""
-_EXPIRED = "<p>This sign-in link has expired or was used.</p>"
+_EXPIRED = (
+    "<p>This sign-in link has expired, was used, or was replaced by a newer one: start the "
+    "sign-in again from your app.</p>"
+)
 
 
 def redirect_host(uri: str) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AwareDatetime, Field
 
-from kioku.mcp.context import ToolContext, caller
+from kioku.mcp.context import ToolContext, caller, session_thread
 from kioku.mcp.errors import tool_errors
 from kioku.mcp.outputs import Forgotten, RecallAnswer, Stored
 from kioku.mcp.server_parts import BROWSE_FILTERS, CONTEXT_ID, FILTERS
@@ -52,7 +52,9 @@ def remember(
     linked_memory_ids: Annotated[
         list[str] | None, Field(description="Memories of this context to link to.")
     ] = None,
-    thread: Annotated[str | None, Field(description="Ordered thread (chat, doc).")] = None,
+    thread: Annotated[
+        str | None, Field(description="Ordered thread (chat, doc); default: this session's.")
+    ] = None,
     position: Annotated[int | None, Field(description="Place in thread.")] = None,
 ) -> Stored:
     """Store knowledge to find later (facts, decisions, preferences), or pin a goal or
@@ -60,7 +62,8 @@ def remember(
     data = MemoryCreate(
         summary=summary, content=content, type=type, tags=tags or [], importance=importance,
         delivery_mode=delivery_mode, trigger_from=trigger_from, trigger_until=trigger_until,
-        source_uri=source_uri, linked_memory_ids=linked_memory_ids or [], thread=thread,
+        source_uri=source_uri, linked_memory_ids=linked_memory_ids or [],
+        thread=thread if thread is not None or position is not None else session_thread(ctx),
         position=position,
     )  # fmt: skip
     runtime, principal = caller(ctx)
@@ -77,6 +80,14 @@ def remember_batch(
 ) -> BatchResult:
     """Store up to 100 memories. Bad items are skipped (unless atomic) and named in
     results."""
+    thread = session_thread(ctx)
+    if thread is not None:  # items that name no thread (nor a position) join the session's
+        items = [
+            {**item, "thread": thread}
+            if isinstance(item, dict) and "thread" not in item and "position" not in item
+            else item
+            for item in items
+        ]
     data = BatchCreate(items=items, atomic=atomic)
     runtime, principal = caller(ctx)
     return runtime.memories.remember_batch(principal, context_id, data)

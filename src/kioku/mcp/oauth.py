@@ -4,13 +4,16 @@ endpoints (metadata, dynamic client registration, /authorize, /token with PKCE, 
 The SDK does the protocol (PKCE verification, redirect-URI checks, client authentication);
 this provider adapts it to ``kioku.service.oauth``, which keeps the grants and their rules
 (every grant stands for an API key; codes and tokens are one-time and rotated; a replay ends
-the grant). Only public clients register (PKCE, no client secret to store).
+the grant). Only public clients register (PKCE, no client secret to store). What
+``/authorize`` parks behind a consent ticket is bounded: ``state`` and the other fields in
+length here, the number of live tickets per client and per address by the service.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -18,6 +21,7 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    AuthorizeError,
     IdentityAssertionParams,
     RefreshToken,
     RegistrationError,
@@ -25,9 +29,14 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kioku.mcp.auth import principal_claims
-from kioku.mcp.registration import check_registration, usable_redirect_uris
+from kioku.mcp.registration import (
+    MAX_REDIRECT_URI_CHARS,
+    check_registration,
+    usable_redirect_uris,
+)
 from kioku.runtime import Runtime
 from kioku.service.oauth import (
     ACCESS_TTL,
@@ -39,10 +48,58 @@ from kioku.service.oauth import (
     new_secret,
 )
 
-__all__ = ["ACCESS_TTL", "CODE_TTL", "CONSENT_PATH", "SCOPES", "KiokuOAuthProvider", "new_secret"]
+__all__ = [
+    "ACCESS_TTL", "CODE_TTL", "CONSENT_PATH", "MAX_STATE_CHARS", "REQUESTER", "SCOPES",
+    "KiokuOAuthProvider", "RequesterAddress", "new_secret",
+]  # fmt: skip
 
 CONSENT_PATH = "/oauth/consent"
 T = TypeVar("T")
+
+MAX_STATE_CHARS = 1024
+"""The longest ``state`` an authorization request may carry. OAuth sets no length; clients
+send a random nonce (the MCP SDKs and Authlib: 30 to 43 characters) or a small encoded
+blob. It is stored with the consent ticket, so it is bounded like everything a stranger
+parks there."""
+MAX_CODE_CHALLENGE_CHARS = 128
+"""RFC 7636 §4.2: an S256 challenge is 43 characters, a verifier at most 128."""
+MAX_RESOURCE_CHARS = MAX_REDIRECT_URI_CHARS
+"""An RFC 8707 resource indicator is a URI, bounded like a redirect URI."""
+
+REQUESTER: ContextVar[str | None] = ContextVar("kioku_oauth_requester", default=None)
+"""The address of the client whose ``/authorize`` request is being answered (set by
+``RequesterAddress``): consent tickets are bounded per address."""
+
+
+def authorization_problem(params: AuthorizationParams) -> str | None:
+    """What makes an authorization request too big to park behind a ticket, or ``None``."""
+    if params.state is not None and len(params.state) > MAX_STATE_CHARS:
+        return f"state is longer than {MAX_STATE_CHARS} characters"
+    if len(params.code_challenge) > MAX_CODE_CHALLENGE_CHARS:
+        return f"code_challenge is longer than {MAX_CODE_CHALLENGE_CHARS} characters"
+    if params.resource is not None and len(params.resource) > MAX_RESOURCE_CHARS:
+        return f"resource is longer than {MAX_RESOURCE_CHARS} characters"
+    return None
+
+
+class RequesterAddress:
+    """ASGI middleware: on ``/authorize``, tell the provider the client's address
+    (``REQUESTER``), the same one the rate limits count by."""
+
+    def __init__(self, app: ASGIApp, path: str = "/authorize") -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        token = REQUESTER.set(client[0] if client else "unknown")
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            REQUESTER.reset(token)
 
 
 class KiokuOAuthProvider:
@@ -86,15 +143,21 @@ class KiokuOAuthProvider:
     async def authorize(
         self, client: OAuthClientInformationFull, params: AuthorizationParams
     ) -> str:
-        """Park the request behind a one-time ticket; the person decides on the consent page."""
+        """Park the request behind a one-time ticket; the person decides on the consent page.
+        An over-long ``state`` (or challenge, or resource) is refused (``invalid_request``)
+        before anything is stored; a scope asked twice is kept once."""
+        problem = authorization_problem(params)
+        if problem is not None:
+            raise AuthorizeError(error="invalid_request", error_description=problem)
         request = {
             "state": params.state, "code_challenge": params.code_challenge,
             "redirect_uri": str(params.redirect_uri),
             "redirect_uri_provided_explicitly": params.redirect_uri_provided_explicitly,
             "resource": params.resource,
         }  # fmt: skip
+        scopes = list(dict.fromkeys(params.scopes or []))
         ticket = await self.run_sync(
-            self.oauth.open_consent, client.client_id or "", params.scopes or [], request
+            self.oauth.open_consent, client.client_id or "", scopes, request, REQUESTER.get()
         )
         return f"{self.base_url}{CONSENT_PATH}?ticket={ticket}"
 

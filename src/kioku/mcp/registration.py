@@ -2,7 +2,8 @@
 
 Dynamic client registration (RFC 7591) is open to anyone who can reach the server, so what it
 stores is bounded: the client name, the number and length of redirect URIs (the body size and
-how often one address may register: ``kioku.api.registration_limit``). Redirect URIs must be
+how often one address may register: ``kioku.api.registration_limit``), and no field may hold
+text that cannot be stored (a NUL: ``kioku.models.json_input``). Redirect URIs must be
 ``https``, ``http`` to a loopback host only, or a native app's private-use scheme (RFC 8252
 §7.1, e.g. ``cursor://…``); never a fragment, user information, or a scheme that runs or reads
 something in the browser (``javascript:``, ``data:``, ``file:``…). The same rule is applied
@@ -17,6 +18,9 @@ from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import RegistrationError
 from mcp.shared.auth import OAuthClientInformationFull
+
+from kioku.errors import field_path
+from kioku.models.json_input import find_unstorable
 
 MAX_REGISTRATION_BYTES = 16 * 1024
 MAX_CLIENT_NAME_CHARS = 200
@@ -61,7 +65,12 @@ def redirect_uri_problem(uri: str) -> str | None:
 
 def check_registration(client: OAuthClientInformationFull) -> None:
     """Refuse metadata past the bounds, or a redirect URI that may not receive codes, as
-    RFC 7591 §3.2.2 says (``invalid_client_metadata`` / ``invalid_redirect_uri``)."""
+    RFC 7591 §3.2.2 says (``invalid_client_metadata`` / ``invalid_redirect_uri``). Text no
+    store can hold (a NUL, a lone surrogate) is refused in any field, as in a REST body."""
+    found = find_unstorable(client.model_dump(mode="json", exclude_none=True))
+    if found is not None:
+        loc, problem = found
+        raise RegistrationError("invalid_client_metadata", f"{field_path(loc) or 'body'} {problem}")
     if client.client_name is not None and len(client.client_name) > MAX_CLIENT_NAME_CHARS:
         raise RegistrationError(
             "invalid_client_metadata",

@@ -3,9 +3,9 @@
 A tool returns a model (its service's REST model, or one of ``kioku.mcp.outputs``);
 ``agent_json`` is how an agent reads it, one view per model, and ``dumps`` writes it as the
 tool's text. Bookkeeping fields (workspace id, embedding status, access counters, update
-stamps) are left out, empty values are dropped, and ``suspicious`` appears only when it is
-true. Nothing that carries meaning is shortened: content is returned whole, and cuts are said
-(``truncated``).
+stamps) are left out and empty values are dropped; provenance (``source_type``,
+``trust_tier``, ``suspicious``) is always there, ``suspicious: false`` included. Nothing that
+carries meaning is shortened: content is returned whole, and cuts are said (``truncated``).
 """
 
 from __future__ import annotations
@@ -75,8 +75,7 @@ def memory_json(memory: Memory, *, listed: bool = False) -> dict[str, Any]:
         data[name] = value
     if memory.deleted_at is not None:
         data["deleted_at"] = memory.deleted_at.isoformat()
-    if memory.suspicious:
-        data["suspicious"] = True
+    data["suspicious"] = bool(memory.suspicious)  # provenance: said when false too
     return data
 
 

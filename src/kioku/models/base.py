@@ -64,7 +64,8 @@ def field_error(
 class InputModel(BaseModel):
     """Base of every request body (and of every MCP tool's arguments): unknown fields are an
     error, not silently dropped; provenance fields are the server's; text must be valid
-    Unicode and JSON values at most ``MAX_JSON_DEPTH`` deep (``kioku.models.json_input``)."""
+    Unicode without NUL and JSON values at most ``MAX_JSON_DEPTH`` deep
+    (``kioku.models.json_input``)."""
 
     model_config = ConfigDict(extra="forbid")
 

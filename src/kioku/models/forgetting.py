@@ -9,12 +9,10 @@ from pydantic import BaseModel, Field, StrictStr, field_validator
 
 from kioku.models.base import MAX_QUERY_CHARS, InputModel
 from kioku.models.recall import RecallFilters
-from kioku.vocabulary import DeliveryMode, SourceType, TrustTier
+from kioku.vocabulary import DeliveryMode, ForgetMatch, SourceType, TrustTier
 
 MAX_FORGET = 100
 CONFIRMATION_PATTERN = r"^fq1\.[0-9a-f]{32}\.[0-9a-f]{32}$"
-
-ForgetMatch = Literal["all_terms", "recall"]
 
 
 class ForgetQuery(InputModel):

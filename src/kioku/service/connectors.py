@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -41,8 +41,10 @@ from kioku.models import (
 )
 from kioku.models.base import clean_summary, clean_tags
 from kioku.models.connectors import IngestStatus
+from kioku.models.json_input import find_unstorable, loc_path
 from kioku.service.contexts import ContextService
-from kioku.service.guard import operation
+from kioku.service.guard import audit, operation
+from kioku.service.imports import JSONL_OWNER, ImportResult, import_batch
 from kioku.service.memories import (
     MemoryService,
     derive_trust_tier,
@@ -174,6 +176,36 @@ class ConnectorService:
 
     # ------------------------------------------------------------ for importers
 
+    def import_memories(
+        self,
+        principal: Principal,
+        context_ref: str,
+        items: Sequence[tuple[str, dict[str, Any]]],
+        *,
+        owner: str = JSONL_OWNER,
+        atomic: bool = False,
+    ) -> ImportResult:
+        """Write up to a batch of memories (each the fields of ``remember``) once each, by
+        external id: an id ``owner`` already holds among the context's live memories is
+        skipped, so importing the same items again writes nothing (``kioku import-jsonl``).
+
+        As ``remember_batch`` otherwise (the 'write' permission, an audit line): provenance
+        from the principal's channel (``import``), the new rows in one transaction, embedded
+        as any write is (by the background worker when one runs), invalid items reported by
+        index; with ``atomic`` one invalid item rejects the batch. Items are not compared with
+        what is stored: a skipped item leaves its memory as it is. Not an operation of the
+        surfaces (as ``sync``): the local import command calls it.
+        """
+        if not principal.can("write"):
+            raise ForbiddenError("importing memories needs the 'write' permission")
+        context = self.contexts.resolve(principal, context_ref)
+        result = import_batch(
+            self.memories, principal, context, items, owner=owner, atomic=atomic, clock=self.clock
+        )
+        detail = {"created": result.created, "skipped": result.skipped}
+        audit(self, principal, "import_memories", "ok", context_id=context.id, detail=detail)
+        return result
+
     def connector_context(
         self,
         principal: Principal,
@@ -299,6 +331,11 @@ class ConnectorService:
                     f"external_id {external_id!r} appears twice", field=f"{where}.external_id"
                 )
             seen.add(external_id)
+        texts = [*((f"upserts[{i}]", asdict(item)) for i, item in enumerate(upserts))]
+        for where, value in [*texts, ("deletes", [*deletes])]:  # imports too: no request model
+            if (found := find_unstorable(value)) is not None:
+                path = loc_path(where, found[0])
+                raise InvalidInputError(f"{path} {found[1]}", field=path)
         limit = self.memories.max_content_bytes
         for index, item in enumerate(upserts):
             size = len(item.content.encode("utf-8"))

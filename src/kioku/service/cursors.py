@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from kioku.errors import InvalidInputError
+from kioku.models.json_input import text_problem
 
 
 def pack_cursor(*parts: str | int) -> str:
@@ -26,6 +27,10 @@ def unpack_cursor(cursor: str, *types: type) -> list[Any]:
         for part, expected in zip(value, types, strict=True):
             # bool is an int to Python; a cursor never holds one.
             if not isinstance(part, expected) or isinstance(part, bool):
+                raise ValueError
+            # Text no store can hold (a NUL, a lone surrogate) was never issued, and as a
+            # query parameter it would fail the query on PostgreSQL.
+            if isinstance(part, str) and text_problem(part) is not None:
                 raise ValueError
     except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
         raise InvalidInputError(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from kioku.clock import Clock, system_clock
+from kioku.service.suspicious import memory_is_suspicious
 from kioku.storage.base import Store
 
 log = logging.getLogger(__name__)
@@ -44,21 +45,49 @@ def sweep_expired_state(store: Store, every: timedelta) -> Job:
 
 
 GRANT_RETENTION = timedelta(days=1)
-"""How long an OAuth grant's row outlives its expiry (consent ticket 10 min, code 5 min,
-access token 1 h, refresh token 30 days): meanwhile a replayed code or rotated-out refresh
-token is still recognised, and ends its grant."""
+"""How long an OAuth code's or token's row outlives its expiry (code 5 min, access token 1 h,
+refresh token 30 days): meanwhile a replayed code or rotated-out refresh token is still
+recognised, and ends its grant. Consent tickets (10 min) go as soon as they expire or are
+used: nothing recognises a ticket later, and strangers can open them."""
 UNUSED_CLIENT_RETENTION = timedelta(hours=24)
 """A registered OAuth client that holds no grant is deleted this long after registering: one
 never used, or whose every grant expired and was swept (it registers again)."""
 
 
 def sweep_oauth(store: Store, every: timedelta) -> Job:
-    """Delete expired OAuth grants and registered clients that hold none (retention above)."""
+    """Delete expired OAuth grants, spent consent tickets and registered clients that hold
+    none (retention above)."""
     return Job(
         "oauth-sweep",
         every,
-        lambda now: store.sweep_oauth(now - GRANT_RETENTION, now - UNUSED_CLIENT_RETENTION),
+        lambda now: store.sweep_oauth(now - GRANT_RETENTION, now - UNUSED_CLIENT_RETENTION, now),
     )
+
+
+VERDICT_SWEEP_EVERY = timedelta(minutes=1)
+VERDICT_BATCH = 500
+VERDICT_BATCHES_PER_RUN = 20
+"""At most 10,000 memories judged per run (about 2 s of CPU for ordinary notes)."""
+
+
+def judge_unjudged(store: Store) -> int:
+    """Judge external memories that hold no injection-tripwire verdict and store each (rows
+    written while their context was trusted, and verdicts cleared by migration 0019); returns
+    how many were stored. Until then reads judge such a row, but ranking counts it unflagged."""
+    stored = 0
+    for _ in range(VERDICT_BATCHES_PER_RUN):
+        rows = store.unjudged_external(VERDICT_BATCH)
+        verdicts = [(ws, mid, memory_is_suspicious(summary, content))
+                    for ws, mid, summary, content in rows]  # fmt: skip
+        stored += store.store_verdicts(verdicts) if verdicts else 0
+        if len(rows) < VERDICT_BATCH:
+            break
+    return stored
+
+
+def sweep_verdicts(store: Store, every: timedelta = VERDICT_SWEEP_EVERY) -> Job:
+    """``judge_unjudged`` once per ``every`` across the replicas."""
+    return Job("verdict-sweep", every, lambda now: judge_unjudged(store))
 
 
 def replica_name() -> str:

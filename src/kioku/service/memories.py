@@ -37,7 +37,7 @@ from kioku.service.filters import memory_filter
 from kioku.service.graph import Associations
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
-from kioku.service.suspicious import is_suspicious
+from kioku.service.suspicious import memory_is_suspicious
 from kioku.service.threads import ThreadPlaces
 from kioku.service.views import memory_view
 from kioku.storage.base import Store
@@ -79,7 +79,7 @@ def judge_instructions(trust_tier: str, summary: str, content: str) -> bool | No
     """
     if trust_tier != "external":
         return None
-    return is_suspicious(embedding_text(summary, content))
+    return memory_is_suspicious(summary, content)
 
 
 class MemoryService:

@@ -30,6 +30,11 @@ CONSENT_TTL = timedelta(minutes=10)
 CODE_TTL = timedelta(minutes=5)
 ACCESS_TTL = timedelta(hours=1)
 REFRESH_TTL = timedelta(days=30)
+CONSENTS_PER_CLIENT = 10
+"""Live consent tickets one OAuth client may hold; opening one more drops its oldest."""
+CONSENTS_PER_ADDRESS = 50
+"""Live consent tickets one address may hold, across clients; one more drops its oldest (an
+office behind one NAT address shares it: generous, yet a stranger's flood stays bounded)."""
 
 
 def new_secret(prefix: str) -> str:
@@ -71,10 +76,20 @@ class Bearer:
 class OAuthService:
     """Registered clients and the grants of their consents, over the store and API keys."""
 
-    def __init__(self, store: Store, keys: KeyService, clock: Clock = system_clock):
+    def __init__(
+        self,
+        store: Store,
+        keys: KeyService,
+        clock: Clock = system_clock,
+        *,
+        consents_per_client: int = CONSENTS_PER_CLIENT,
+        consents_per_address: int = CONSENTS_PER_ADDRESS,
+    ):
         self.store = store
         self.keys = keys
         self.clock = clock
+        self.consents_per_client = consents_per_client
+        self.consents_per_address = consents_per_address
 
     # ------------------------------------------------------------ clients
 
@@ -87,8 +102,20 @@ class OAuthService:
 
     # ------------------------------------------------------------ consent
 
-    def open_consent(self, client_id: str, scopes: list[str], params: dict[str, Any]) -> str:
-        """Park an authorization request behind a one-time ticket (the consent page's)."""
+    def open_consent(
+        self,
+        client_id: str,
+        scopes: list[str],
+        params: dict[str, Any],
+        address: str | None = None,
+    ) -> str:
+        """Park an authorization request behind a one-time ticket (the consent page's).
+
+        Anyone who knows a client id may ask, so the tickets are bounded: a client holds at
+        most ``consents_per_client`` live ones and an address (``address``, the requester's)
+        ``consents_per_address``; past either, the oldest of that client or address goes
+        (the person who asked last is the one at the page), with its spent and expired ones.
+        """
         ticket = new_secret("kct_")
         now = self.clock()
         grant = OAuthGrant(
@@ -96,7 +123,9 @@ class OAuthService:
             key_id=None, scopes=scopes, params=params, family=str(uuid.uuid4()),
             expires_at=now + CONSENT_TTL, created_at=now,
         )  # fmt: skip
-        self.store.insert_oauth_grants([grant])
+        self.store.open_consent_ticket(
+            grant, address, self.consents_per_client, self.consents_per_address, now
+        )
         return ticket
 
     def consent(self, ticket: str) -> OAuthGrant | None:
@@ -213,8 +242,17 @@ class OAuthService:
         return grant if grant.expires_at > self.clock() else None
 
     def _issue(self, source: OAuthGrant, scopes: list[str]) -> Tokens:
-        access, refresh = new_secret("kat_"), new_secret("krt_")
+        """New tokens for a code or refresh token just taken, if the key behind the grant
+        still works; a revoked or expired key ends the grant (``InvalidGrantError``)."""
         now = self.clock()
+        workspace_id, key_id = source.workspace_id, source.key_id
+        key = None if workspace_id is None or key_id is None else (
+            self.keys.key_principal(workspace_id, key_id, "mcp")
+        )  # fmt: skip
+        if key is None:
+            self.store.revoke_oauth_family(source.family, now)
+            raise InvalidGrantError("the API key behind this grant was revoked or has expired")
+        access, refresh = new_secret("kat_"), new_secret("krt_")
         common = {
             "client_id": source.client_id, "workspace_id": source.workspace_id,
             "key_id": source.key_id, "scopes": scopes, "params": {}, "family": source.family,

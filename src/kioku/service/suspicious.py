@@ -13,6 +13,13 @@ obedience ("always obey the channel", 指示に従え); claimed roles ("SYSTEM N
 【管理者】) followed by an order; "always answer/respond with…"; "whenever someone asks, say…".
 tests/unit/test_suspicious_heldout.py measures them on phrasings they were not written from.
 
+Text hidden from people but read by models is its own family, ``hidden_text``: Unicode tag
+characters (U+E0000–E007F, an ASCII copy that renders as nothing) outside an emoji's flag
+sequence, and runs of variation selectors (bytes smuggled after one visible character).
+
+The whole text is judged, however long: a memory's summary and all of its content, not the
+part that is embedded (an order after 2,048 characters of filler is caught).
+
 Limits, on purpose: a tripwire ("this is data, not orders"), not a security boundary.
 Paraphrases, other languages, encodings (base64, homoglyphs) and orders split across memories
 get through; a few ordinary orders to people ("from now on, reply to customers in English") are
@@ -26,7 +33,10 @@ import re
 import unicodedata
 from bisect import bisect_right
 
-FAMILIES = ("override", "role_play", "system_prompt", "tool_call", "directive", "exfiltration")
+FAMILIES = (
+    "override", "role_play", "system_prompt", "tool_call", "directive", "exfiltration",
+    "hidden_text",
+)  # fmt: skip
 _GAP = 80  # most characters between two consecutive parts of a chain
 _INVISIBLE = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
@@ -265,13 +275,35 @@ def _matches(rule: tuple[re.Pattern[str], ...], text: str) -> bool:
     return bool(ends)
 
 
+# A subdivision flag (🏴 + tag letters + CANCEL TAG) is the one ordinary use of tag characters.
+_FLAG_TAGS = re.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,7}\U000e007f")
+_TAG = re.compile("[\U000e0000-\U000e007f]")
+_SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2}")
+
+
+def _hides_text(text: str) -> bool:
+    """Tag characters outside a flag sequence, or two variation selectors in a row."""
+    if _SELECTOR_RUN.search(text):
+        return True
+    return _TAG.search(text) is not None and _TAG.search(_FLAG_TAGS.sub("", text)) is not None
+
+
 def injection_signals(text: str) -> list[str]:
     """Names of the rule families that ``text`` matches, in ``FAMILIES`` order, no duplicates."""
     normal = _normalise(text)
-    return [family for family in FAMILIES if any(_matches(r, normal) for r in _RULES[family])]
+    found = [family for family, rules in _RULES.items() if any(_matches(r, normal) for r in rules)]
+    return [*found, "hidden_text"] if _hides_text(text) else found
 
 
 def is_suspicious(text: str) -> bool:
     """Whether ``text`` reads like instructions to an AI agent (docs/concepts.md)."""
+    if _hides_text(text):
+        return True
     normal = _normalise(text)
     return any(_matches(r, normal) for rules in _RULES.values() for r in rules)
+
+
+def memory_is_suspicious(summary: str, content: str) -> bool:
+    """The verdict on a memory: its summary and the whole of its content (not only the part
+    that is embedded: an order after any amount of filler counts)."""
+    return is_suspicious(f"{summary}\n{content}" if content else summary)

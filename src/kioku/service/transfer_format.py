@@ -32,7 +32,10 @@ from kioku.models.base import (
     MAX_SUMMARY_CHARS,
     MAX_THREAD_CHARS,
     MAX_THREAD_POSITION,
+    field_error,
 )
+from kioku.models.json_input import find_unstorable
+from kioku.service.suspicious import memory_is_suspicious
 from kioku.storage.records import (
     ConnectorRow,
     ContextRow,
@@ -187,6 +190,15 @@ Fraction = Annotated[float, BeforeValidator(_number), Field(ge=0.0, le=1.0)]
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        # A file written from SQLite may hold a NUL, which PostgreSQL cannot store: the line
+        # is refused, named, before anything is written (the request models' rule).
+        if isinstance(data, dict) and (found := find_unstorable(data)) is not None:
+            raise field_error(cls.__name__, found[0], "unstorable", found[1])
+        return data
+
 
 class ConnectorRecord(_Record):
     kind: Literal["connector"]
@@ -260,6 +272,8 @@ class MemoryRecord(_Record):
     source_uri: StrictStr | None
     trust_tier: TrustTier
     instruction_like: StrictBool | None
+    """Written for the record; on import the tripwire judges the text again (a file may come
+    from an older version, which read less of it, or may simply say ``false``)."""
     embedding_status: EmbeddingStatus
     embedding: EmbeddingRecord | None
     access_count: StrictInt = Field(ge=0)
@@ -294,6 +308,10 @@ class MemoryRecord(_Record):
 
     def to_dump(self, workspace_id: str, lexical_tokens: str) -> MemoryDump:
         values = self.model_dump(exclude={"kind", "embedding"})
+        external = self.trust_tier == "external"
+        values["instruction_like"] = (
+            memory_is_suspicious(self.summary, self.content) if external else None
+        )
         if values["tainted"] is None:
             values["tainted"] = self.source_type == "connector" or (
                 self.source_type == "sleep" and self.trust_tier == "external"

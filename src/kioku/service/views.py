@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from kioku.models import Context, Memory
-from kioku.service.suspicious import is_suspicious
-from kioku.storage.records import ContextRow, MemoryRow, embedding_text
+from kioku.service.suspicious import memory_is_suspicious
+from kioku.storage.records import ContextRow, MemoryRow
 
 
 def memory_view(row: MemoryRow) -> Memory:
@@ -21,7 +21,7 @@ def memory_view(row: MemoryRow) -> Memory:
     if row.trust_tier == "external":
         verdict = row.instruction_like
         if verdict is None:
-            verdict = is_suspicious(embedding_text(row.summary, row.content))
+            verdict = memory_is_suspicious(row.summary, row.content)
         memory.suspicious = verdict
     return memory
 

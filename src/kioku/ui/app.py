@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
 from kioku.errors import KiokuError, first_error, http_status
 from kioku.runtime import Runtime
@@ -31,7 +32,7 @@ from kioku.ui.routes import (
     signin,
     sleep,
 )
-from kioku.ui.sessions import SessionStore
+from kioku.ui.sessions import SessionStore, SignInForms
 
 STATIC = Path(__file__).parent / "static"
 
@@ -41,11 +42,21 @@ def build_ui(runtime_of: Callable[[], Runtime]) -> FastAPI:
     ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     ui.state.runtime_of = runtime_of
     ui.state.sessions = SessionStore()
+    ui.state.signin_forms = SignInForms()
     ui.mount("/static", StaticFiles(directory=STATIC), name="static")
     for module in (signin, contexts, context_page, memories, lanes, graph, sleep, keys):
         ui.include_router(module.router)
     install_error_pages(ui)
     return ui
+
+
+def invalid_input_page(scope: Scope, field: str, message: str) -> Response:
+    """The 422 page naming the field at fault: for input refused before the UI app runs
+    (``kioku.api.storable_text``: a NUL in the path, query or a form field)."""
+    return page(
+        Request(scope), "error.html", title="Invalid input", status=422,
+        heading="Invalid input", message=f"{field}: {message}", viewer=None,
+    )  # fmt: skip
 
 
 def install_error_pages(ui: FastAPI) -> None:

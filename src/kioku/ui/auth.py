@@ -10,7 +10,6 @@ says where it came from (``Origin``, ``Sec-Fetch-Site``), come from this same or
 from __future__ import annotations
 
 import hmac
-import secrets
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -18,12 +17,13 @@ from fastapi import Depends, Request
 
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
-from kioku.ui.sessions import Session, SessionStore
+from kioku.ui.sessions import Session, SessionStore, SignInForms
 
 UI_PREFIX = "/ui"
 SESSION_COOKIE = "kioku_session"
 SIGNIN_COOKIE = "kioku_signin"
-"""A short-lived token bound to the sign-in form (double submit): no login CSRF."""
+"""A short-lived token bound to the sign-in form (double submit): no login CSRF. The server
+handed it out (``SignInForms``) and takes it back on the first post: it works once."""
 
 
 class SignInRequired(Exception):
@@ -58,6 +58,16 @@ def runtime_of(request: Request) -> Runtime:
 def sessions_of(request: Request) -> SessionStore:
     """The UI app's session table."""
     return request.app.state.sessions
+
+
+def signin_forms_of(request: Request) -> SignInForms:
+    """The UI app's sign-in form tokens."""
+    return request.app.state.signin_forms
+
+
+def address_of(request: Request) -> str:
+    """The client's address (what the sign-in forms are bounded by)."""
+    return request.client.host if request.client else "unknown"
 
 
 def is_https(request: Request) -> bool:
@@ -128,11 +138,6 @@ async def posted(request: Request, who: Annotated[Viewer, Depends(viewer)]) -> P
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
     lists = {k: [v for v in form.getlist(k) if isinstance(v, str)] for k in form}
     return Posted(viewer=who, fields=fields, lists=lists)
-
-
-def new_signin_token() -> str:
-    """A fresh token binding a sign-in form to its cookie."""
-    return secrets.token_urlsafe(24)
 
 
 ViewerDep = Annotated[Viewer, Depends(viewer)]

@@ -98,6 +98,9 @@ class WorkspaceIndex:
         context clause: a required clause matching most documents slows tantivy's WAND)."""
         self._gone: set[str] = set()
         self._lock = threading.Lock()
+        self._syncing = threading.Lock()
+        """One sync at a time: tantivy's writer refuses a second thread ("Already borrowed");
+        the sidecar's thread syncs on its interval, and a caller (a test) may sync too."""
 
     def build(self, db: PostgresDatabase, stop: threading.Event | None = None) -> int:
         """Index every live memory of the workspace (one snapshot); the number indexed.
@@ -125,6 +128,10 @@ class WorkspaceIndex:
     def sync(self, db: PostgresDatabase) -> int:
         """Apply what changed since the horizon, and re-read the memories ``forget`` named
         (deleted from the index unless a row with that id is back); the number of rows read."""
+        with self._syncing:
+            return self._sync(db)
+
+    def _sync(self, db: PostgresDatabase) -> int:
         view = self.view
         if view is None:
             raise RuntimeError("sync before build")

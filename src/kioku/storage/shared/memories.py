@@ -15,7 +15,13 @@ from typing import Any, Protocol
 from kioku.errors import ConflictError
 from kioku.storage.records import MemoryChanges, MemoryFilter, MemoryRow, NewMemory
 from kioku.storage.shared.contexts import encode_column
-from kioku.storage.shared.database import Database, Dialect, Transaction, select_among
+from kioku.storage.shared.database import (
+    ALL_WORKSPACES,
+    Database,
+    Dialect,
+    Transaction,
+    select_among,
+)
 from kioku.storage.shared.embeddings import bump_generation
 from kioku.storage.shared.filters import memory_filter
 from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row
@@ -34,6 +40,9 @@ NEW_COLUMNS = (
     "thread", "thread_position",
 )  # fmt: skip
 """What a new memory's INSERT writes (``new_memory_values``), tokens aside."""
+
+UNJUDGED = "trust_tier = 'external' AND instruction_like IS NULL AND deleted_at IS NULL"
+"""External memories with no tripwire verdict (index ``ix_memories_unjudged``, 0019)."""
 
 _COUNT_LIVE = (
     "SELECT count(*) AS n FROM memories "
@@ -283,6 +292,31 @@ class MemoryStore(Protocol):
         with self.sql.read(workspace_id) as tx:
             rows = tx.execute(query, (*params, limit)).fetchall()
         return [memory_from_row(d, row) for row in rows]
+
+    def unjudged_external(self, limit: int) -> list[tuple[str, str, str, str]]:
+        """Live external memories of any workspace that hold no injection-tripwire verdict
+        (written while their context was trusted, or cleared by migration 0019), as
+        (workspace id, id, summary, content); at most ``limit``."""
+        with self.sql.read(ALL_WORKSPACES) as tx:
+            rows = tx.execute(
+                "SELECT workspace_id, id, summary, content FROM memories "
+                f"WHERE {UNJUDGED} LIMIT %s",
+                (limit,),
+            ).fetchall()
+        return [(r["workspace_id"], r["id"], r["summary"], r["content"]) for r in rows]
+
+    def store_verdicts(self, verdicts: Sequence[tuple[str, str, bool]]) -> int:
+        """Store tripwire verdicts, (workspace id, id, verdict) each, on rows still without
+        one (an edit meanwhile stored its own); returns how many were stored."""
+        stored = 0
+        with self.sql.write(ALL_WORKSPACES) as tx:
+            for workspace_id, memory_id, verdict in verdicts:
+                stored += tx.execute(
+                    "UPDATE memories SET instruction_like = %s "
+                    "WHERE workspace_id = %s AND id = %s AND instruction_like IS NULL",
+                    (verdict, workspace_id, memory_id),
+                ).rowcount
+        return stored
 
     def count_memories(self, workspace_id: str, context_id: str) -> int:
         with self.sql.read(workspace_id) as tx:

@@ -64,6 +64,45 @@ class OAuthStore(Protocol):
                 ],
             )  # fmt: skip
 
+    def open_consent_ticket(
+        self,
+        ticket: OAuthGrant,
+        address: str | None,
+        per_client: int,
+        per_address: int,
+        now: datetime,
+    ) -> int:
+        """Insert a consent ticket opened from ``address``, then delete the other tickets of
+        its client, and of its address, that expired or were used, and the oldest live ones
+        past ``per_client`` / ``per_address`` (the new ticket counts, and always stays).
+        Returns how many went. (Tickets opened in the same instant are ranked by hash.)"""
+        d = self.sql.dialect
+        at = d.time(now)
+        removed = 0
+        with self.sql.write(ALL_WORKSPACES) as tx:
+            tx.execute(
+                f"INSERT INTO oauth_grants ({_COLUMNS}, address) "
+                "VALUES (%s, 'consent', %s, NULL, NULL, %s, %s, %s, %s, %s, NULL, %s)",
+                (ticket.secret_hash, ticket.client_id, d.json(ticket.scopes),
+                 d.json(ticket.params), ticket.family, d.time(ticket.expires_at),
+                 d.time(ticket.created_at), address),
+            )  # fmt: skip
+            for column, value, quota in (("client_id", ticket.client_id, per_client),
+                                         ("address", address, per_address)):  # fmt: skip
+                if value is None:
+                    continue
+                mine = f"kind = 'consent' AND {column} = %s AND secret_hash <> %s"
+                removed += tx.execute(
+                    f"DELETE FROM oauth_grants WHERE {mine} AND (expires_at <= %s "
+                    "OR revoked_at IS NOT NULL OR secret_hash NOT IN ("
+                    f"SELECT secret_hash FROM oauth_grants WHERE {mine} "
+                    "AND expires_at > %s AND revoked_at IS NULL "
+                    "ORDER BY created_at DESC, secret_hash LIMIT %s))",
+                    (value, ticket.secret_hash, at, value, ticket.secret_hash, at,
+                     max(quota - 1, 0)),
+                ).rowcount  # fmt: skip
+        return removed
+
     def get_oauth_grant(self, secret_hash: str) -> OAuthGrant | None:
         with self.sql.read(ALL_WORKSPACES) as tx:
             row = tx.execute(
@@ -112,15 +151,25 @@ class OAuthStore(Protocol):
                 ).rowcount
             )
 
-    def sweep_oauth(self, expired_before: datetime, unused_since: datetime) -> int:
+    def sweep_oauth(
+        self, expired_before: datetime, unused_since: datetime, now: datetime | None = None
+    ) -> int:
         """Delete grants (consent tickets, codes, tokens) that expired before
-        ``expired_before``, then clients registered before ``unused_since`` that hold no grant
-        at all; returns how many rows went."""
+        ``expired_before``, consent tickets that expired before ``now`` or were used (nothing
+        needs them then: a ticket gone reads as "expired or used", as one kept would), then
+        clients registered before ``unused_since`` that hold no grant at all; returns how many
+        rows went."""
         d = self.sql.dialect
         with self.sql.write(ALL_WORKSPACES) as tx:
             grants = tx.execute(
                 "DELETE FROM oauth_grants WHERE expires_at < %s", (d.time(expired_before),)
             ).rowcount
+            if now is not None:
+                grants += tx.execute(
+                    "DELETE FROM oauth_grants WHERE kind = 'consent' "
+                    "AND (expires_at <= %s OR revoked_at IS NOT NULL)",
+                    (d.time(now),),
+                ).rowcount
             clients = tx.execute(
                 "DELETE FROM oauth_clients WHERE created_at < %s AND NOT EXISTS ("
                 "SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)",

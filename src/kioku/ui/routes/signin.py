@@ -14,16 +14,17 @@ from kioku.ui.auth import (
     CsrfRejected,
     PostedDep,
     SignInRequired,
+    address_of,
     is_https,
-    new_signin_token,
     runtime_of,
     same_origin,
     sessions_of,
+    signin_forms_of,
     tokens_match,
     viewer,
 )
 from kioku.ui.render import page
-from kioku.ui.sessions import SESSION_TTL
+from kioku.ui.sessions import SESSION_TTL, SIGNIN_FORM_TTL
 
 router = APIRouter()
 
@@ -35,8 +36,9 @@ def safe_next(target: str) -> str:
 
 
 def _form(request: Request, *, error: str = "", status: int = 200) -> Response:
-    token = new_signin_token()
+    """The sign-in form, with a fresh one-time token (in a hidden field and a cookie)."""
     runtime = runtime_of(request)
+    token = signin_forms_of(request).issue(address_of(request), runtime.clock())
     ended = request.query_params.get("ended") == "1"
     response = page(
         request, "signin.html", title="Sign in", viewer=None, status=status, error=error,
@@ -44,7 +46,8 @@ def _form(request: Request, *, error: str = "", status: int = 200) -> Response:
         dev=runtime.settings.dev, ended=ended,
     )  # fmt: skip
     response.set_cookie(
-        SIGNIN_COOKIE, token, max_age=600, path=f"{UI_PREFIX}/signin",
+        SIGNIN_COOKIE, token, max_age=int(SIGNIN_FORM_TTL.total_seconds()),
+        path=f"{UI_PREFIX}/signin",
         httponly=True, samesite="strict", secure=is_https(request),
     )  # fmt: skip
     return response
@@ -63,11 +66,18 @@ def _signed_in(request: Request, workspace_id: str, key_id: str | None, target: 
 
 
 async def _checked_form(request: Request) -> dict[str, str]:
-    """The sign-in form, if it came from our own sign-in page (no login CSRF)."""
+    """The sign-in form, if it came from our own sign-in page (no login CSRF) and was not
+    posted before: its token is used up here, whatever the outcome (a form shown again, with
+    an error, has a new one)."""
     form = await request.form()
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    token = fields.get("signin_token", "")
     cookie = request.cookies.get(SIGNIN_COOKIE, "")
-    if not same_origin(request) or not tokens_match(fields.get("signin_token", ""), cookie):
+    if (
+        not same_origin(request)
+        or not tokens_match(token, cookie)
+        or not signin_forms_of(request).take(token, runtime_of(request).clock())
+    ):
         raise CsrfRejected("This sign-in form has expired or did not come from this page.")
     return fields
 
