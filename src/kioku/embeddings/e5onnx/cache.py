@@ -23,6 +23,7 @@ from pathlib import Path
 from kioku.embeddings.e5onnx.constants import RECIPE
 from kioku.embeddings.e5onnx.errors import ModelCacheError
 from kioku.embeddings.e5onnx.weights import E5Weights
+from kioku.storage.private_files import make_directories
 
 __all__ = ["Converted", "ModelCacheError", "ensure_converted", "source_path"]
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ def ensure_converted(model_dir: Path, source: Path | None = None) -> Converted:
 
     data = build_graph(E5Weights(source)).SerializeToString()
     try:
-        model_dir.mkdir(parents=True, exist_ok=True)
+        make_directories(model_dir)  # 0700, parents too: <data>/kioku must not be listable
         _write_atomically(model, data)
         manifest = {
             "recipe": RECIPE,
