@@ -380,31 +380,21 @@ def _item(namespace: Namespace, memory: Memory) -> Item | None:
     if found is None:
         return None
     key, value = found
-    return Item(
-        namespace=namespace,
-        key=key,
-        value=value,
-        created_at=memory.created_at,
-        updated_at=memory.updated_at,
-    )
+    return Item(namespace=namespace, key=key, value=value, created_at=memory.created_at,
+                updated_at=memory.updated_at)  # fmt: skip
 
 
 def _search_item(
     namespace: Namespace, memory: Memory, score: float | None = None
 ) -> SearchItem | None:
     """The item a memory holds as a search result (``score``: recall's), or None."""
-    found = from_memory(memory)
-    if found is None:
+    item = _item(namespace, memory)
+    if item is None:
         return None
-    key, value = found
     return SearchItem(
-        namespace=namespace,
-        key=key,
-        value=value,
-        created_at=memory.created_at,
-        updated_at=memory.updated_at,
-        score=score,
-    )
+        namespace=item.namespace, key=item.key, value=item.value,
+        created_at=item.created_at, updated_at=item.updated_at, score=score,
+    )  # fmt: skip
 
 
 def _matches_condition(condition: MatchCondition, namespace: Namespace) -> bool:
