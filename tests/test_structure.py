@@ -10,15 +10,18 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "kioku"
 
 
-def imports_of(package: str) -> set[str]:
+def imports_in(path: Path) -> set[str]:
     found: set[str] = set()
-    for path in (SRC / package).rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                found.add(node.module)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
     return found
+
+
+def imports_of(package: str) -> set[str]:
+    return {name for path in (SRC / package).rglob("*.py") for name in imports_in(path)}
 
 
 @pytest.mark.parametrize(
@@ -29,8 +32,12 @@ def imports_of(package: str) -> set[str]:
             ("fastapi", "starlette", "mcp", "typer", "kioku.service", "kioku.api", "kioku.cli"),
         ),
         # Search is pure functions over what storage found: the records it ranks with are
-        # kioku.signals, so it never imports storage at all.
-        ("search", ("fastapi", "typer", "kioku.storage", "kioku.service", "kioku.api")),
+        # kioku.signals, so it never imports storage at all, nor an embedder (what needs one,
+        # such as measuring each language's mean vector, is kioku.embeddings.language_means).
+        (
+            "search",
+            ("fastapi", "typer", "kioku.storage", "kioku.embeddings", "kioku.service", "kioku.api"),
+        ),
         (
             "service",
             ("fastapi", "starlette", "typer", "kioku.api", "kioku.cli", "kioku.storage.sqlite"),
@@ -40,6 +47,9 @@ def imports_of(package: str) -> set[str]:
         ("mcp", ("fastapi", "typer", "kioku.api", "kioku.cli", "kioku.storage")),
         ("cli", ("kioku.storage",)),
         ("embeddings", ("fastapi", "typer", "kioku.service", "kioku.api")),
+        # One direction between the gate and the bench: the gate (kioku.eval) writes its corpus
+        # with the bench's ingestion and scores with its metrics; the bench never needs the gate.
+        ("benchmark", ("kioku.eval",)),
         # The UI calls the services, like every surface: no SQL, no other surface's code.
         (
             "ui",
@@ -88,6 +98,170 @@ def test_import_direction(package: str, forbidden: tuple[str, ...]) -> None:
         if any(name == f or name.startswith(f + ".") for f in forbidden)
     }
     assert not bad, f"{package} must not import {sorted(bad)}"
+
+
+# The layers of docs/architecture.md's diagram, lowest first: a module imports its own layer or
+# a lower one, never a higher one (a module's layer is that of its longest listed prefix).
+# Within a layer, the per-package rules above say which way imports run.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "shared by all",
+        (
+            "models",
+            "signals",
+            "vocabulary",
+            "errors",
+            "clock",
+            "settings",
+            "wording",
+            "_version",
+            # The pinned block's one renderer: pure, standard library only (hooks import it
+            # without the SDK; the harness service renders with it), so shared, not the SDK's.
+            "client.pinned_block",
+        ),
+    ),
+    # The diagram's "below" row, search at its foot: pure ranking functions, which the models
+    # and the store may use (the fake embedder tokenizes) but which use neither.
+    ("below: search", ("search",)),
+    ("below: storage, embeddings, rerankers", ("storage", "embeddings", "rerankers")),
+    ("rules", ("service",)),
+    ("composition", ("runtime", "database")),
+    # Everything that drives the services: the surfaces, the package's face (kioku/__init__),
+    # the connectors (the diagram draws them beside the models, but they hand outside sources
+    # to the connector service as a surface hands it a request), the gate and the bench.
+    (
+        "surfaces",
+        (
+            "__init__",
+            "api",
+            "mcp",
+            "cli",
+            "ui",
+            "client",
+            "integrations",
+            "hook_client",
+            "asgi_body",
+            "connectors",
+            "eval",
+            "benchmark",
+        ),
+    ),
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in ``LAYERS`` of ``module`` (dotted, without ``kioku.``)."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        for index, (_, members) in enumerate(LAYERS):
+            if prefix in members:
+                return index
+    raise AssertionError(f"kioku.{module} is in no layer of LAYERS: give it one")
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``kioku/service/recall.py`` -> ``service.recall``; a package's ``__init__`` is the package
+    (``kioku/__init__.py`` itself is ``__init__``)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def kioku_imports(path: Path, root: Path) -> set[str]:
+    """The kioku modules ``path`` imports (without ``kioku.``), at the top or inside a function;
+    ``from kioku.x import y`` counts as ``x.y`` when ``y`` is a module."""
+    package = module_name(path, root).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+
+    def is_module(dotted: str) -> bool:
+        where = root.joinpath(*dotted.split(".")[1:])
+        return where.is_dir() or where.with_suffix(".py").exists()
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolved against the importing package
+                kept = package[: len(package) - node.level + 1]
+                base = ".".join(["kioku", *kept, *([base] if base else [])])
+            names = [
+                f"{base}.{alias.name}" if is_module(f"{base}.{alias.name}") else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        found.update(name.removeprefix("kioku.") for name in names if name.startswith("kioku."))
+    return found
+
+
+def upward_imports(root: Path = SRC) -> list[str]:
+    """Every import that runs up the layers, as ``importer -> imported (layer -> layer)``."""
+    upward = []
+    for path in sorted(root.rglob("*.py")):
+        importer = module_name(path, root)
+        for imported in sorted(kioku_imports(path, root)):
+            if layer_of(imported) > layer_of(importer):
+                upward.append(
+                    f"{importer} -> {imported} "
+                    f"({LAYERS[layer_of(importer)][0]} -> {LAYERS[layer_of(imported)][0]})"
+                )
+    return upward
+
+
+def test_no_import_runs_up_the_layers() -> None:
+    assert upward_imports() == []
+
+
+def test_every_package_has_a_layer() -> None:
+    top = {module_name(path, SRC).split(".")[0] for path in SRC.rglob("*.py")}
+    for name in top:
+        layer_of(name)
+
+
+def test_pinned_block_imports_nothing_of_kioku() -> None:
+    """It sits in the shared layer (``LAYERS``) because it is pure: it must stay so."""
+    assert kioku_imports(SRC / "client" / "pinned_block.py", SRC) == set()
+
+
+LAB = SRC.parents[1] / "lab"
+SCRIPTS = SRC.parents[1] / "scripts"
+
+
+def test_src_holds_no_study() -> None:
+    """Studies live in lab/ (lab/README.md), tools in scripts/: the product neither holds one
+    (no ``*_study.py``, no module named as a lab file) nor imports one."""
+    outside = {"lab", "scripts"} | {
+        path.stem for folder in (LAB, SCRIPTS) for path in folder.glob("*.py")
+    }
+    studies = [
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if path.stem.endswith("_study") or path.stem in {p.stem for p in LAB.glob("*.py")}
+    ]
+    assert studies == [], studies
+    reached = {
+        f"{path.relative_to(SRC)}: {name}"
+        for path in SRC.rglob("*.py")
+        for name in imports_in(path)
+        if name.split(".")[0] in outside
+    }
+    assert not reached, sorted(reached)
+
+
+def test_only_the_bench_starts_a_throwaway_postgres() -> None:
+    """``storage/postgres/throwaway.py`` ships for ``kioku bench --backend postgres`` (and the
+    load test); the server, its services and its surfaces never start a database."""
+    importers = {
+        module_name(path, SRC)
+        for path in SRC.rglob("*.py")
+        if "kioku.storage.postgres.throwaway" in imports_in(path)
+    }
+    assert importers <= {"benchmark.backend", "benchmark.load"}, importers
 
 
 SURFACES = ("api", "mcp", "cli", "ui", "client")

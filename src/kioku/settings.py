@@ -10,6 +10,8 @@ from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+_EVERY_INTERFACE = frozenset({"0.0.0.0", "::", ""})
+
 
 def default_database_url() -> str:
     """The embedded default: one SQLite file under the user's data directory."""
@@ -165,4 +167,12 @@ class Settings(BaseSettings):
 
     @property
     def base_url(self) -> str:
-        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+        """The URL kioku names itself by (OAuth metadata, links): ``KIOKU_PUBLIC_URL``, else
+        where it listens; on every interface (``0.0.0.0``, ``::``) that is no address a client
+        can use, so the loopback one is named (set ``KIOKU_PUBLIC_URL`` for remote clients)."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in _EVERY_INTERFACE else self.host
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"

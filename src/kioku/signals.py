@@ -37,6 +37,11 @@ class RankingSignals:
     suspicious: bool = False
     """An external memory whose text reads like instructions to an AI (the stored verdict of
     ``service/suspicious.py``; a row not judged yet counts as not suspicious)."""
+    head: str = ""
+    """The start of its summary and of its content, joined by a newline (when asked for:
+    enough to tell its language without loading up to 1 MiB)."""
+    pending: bool = False
+    """Still waiting for its vector: the vector leg cannot have found it."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The graph learns only from results the ranking stood behind, through REST with the real
-bundled model: a recall's filler results (far below the top) are never linked to its answer,
-results that stood are, and ``include_related`` hangs neighbours off standing results only."""
+bundled model: a recall's filler results (one leg found them, far below the top) are never
+linked to its answer, results that stood (half the top score, or both legs' top 3) are, and
+``include_related`` hangs neighbours off standing results only."""
 
 from __future__ import annotations
 
@@ -96,16 +97,23 @@ def test_filler_results_of_a_recall_are_not_linked_to_its_answer(
 def test_results_that_stood_behind_the_answer_are_linked(
     client: SyncASGIClient, language: str
 ) -> None:
+    """docs/graph.md: a result stands at half the top score or more, or when both legs rank
+    it in their top 3. "nearby" scores under half the top, yet both legs rank it third (it
+    shares "staging" with the question), so all three are linked; the unrelated are not."""
     topic = TOPICS[language]
     answer = remember(client, topic["answer"])
     also = remember(client, topic["also"])
-    nearby = remember(client, topic["nearby"])  # the third result, far below the top two
+    nearby = remember(client, topic["nearby"])  # the third result, under half the top score
     unrelated = [remember(client, summary) for summary in topic["unrelated"]]
-    ids = [hit["id"] for hit in recall(client, topic["question"], k=3)["results"]]
-    assert ids == [answer, also, nearby]
-    assert explore(client, answer) == {also}
-    assert explore(client, also) == {answer}
-    assert all(explore(client, memory_id) == set() for memory_id in [nearby, *unrelated])
+    hits = recall(client, topic["question"], k=3)["results"]
+    assert [hit["id"] for hit in hits] == [answer, also, nearby]
+    assert hits[2]["score"] < 0.5 * hits[0]["score"]
+    third = hits[2]["score_breakdown"]
+    assert (third["lexical_rank"], third["vector_rank"]) == (3, 3)
+    assert explore(client, answer) == {also, nearby}
+    assert explore(client, also) == {answer, nearby}
+    assert explore(client, nearby) == {answer, also}
+    assert all(explore(client, memory_id) == set() for memory_id in unrelated)
 
 
 def test_related_memories_hang_off_results_that_stood_only(client: SyncASGIClient) -> None:

@@ -67,6 +67,19 @@ def test_requests_legs_queue_embeddings_and_sleep_are_measured(served: SyncASGIC
     assert ("kioku_embedding_queue_oldest_age_seconds", frozenset()) in after
 
 
+def test_counters_and_histograms_have_no_created_twin(served: SyncASGIClient) -> None:
+    # prometheus_client adds a ``*_created`` gauge to every counter and histogram unless
+    # told not to: one more series each, which Prometheus's text format does not use.
+    assert served.post(f"{API}/recall", json={"query": "anything"}).status_code == 200
+    text = served.get("/metrics").text
+    assert "kioku_http_requests_total{" in text
+    assert "kioku_http_request_duration_seconds_count{" in text
+    names = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line[:1] != "#"}
+    assert "kioku_http_requests_total" in names
+    assert not [name for name in names if name.endswith("_created")]
+    assert "_created gauge" not in text  # no ``# TYPE ..._created gauge`` either
+
+
 def test_the_queue_depth_and_age_are_read_from_the_database(tmp_path: Path) -> None:
     runtime = open_runtime(make_settings(tmp_path), embedder=FakeEmbedder())
     try:

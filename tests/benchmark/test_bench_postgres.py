@@ -146,7 +146,7 @@ def test_scale_spread_over_workspaces(data: Path, tmp_path: Path, server_url: st
     assert (point["memories"], point["workspaces"]) == (100, 4)
     # The first holds the 16 real turns and 40 pinned rules; the 44 synthetic spread evenly.
     assert point["per_workspace"] == {"min": 11, "max": 16 + 40 + 11}
-    assert point["hybrid"]["n"] == 16 and point["steps"]["vector leg"]["n"] == 16
+    assert point["hybrid"]["n"] == 16 and point["steps"]["vector"]["n"] == 16
     assert "--workspaces 4" in results["meta"]["command"]
     text = out.read_text()
     assert "Recall latency at scale (4 workspaces" in text

@@ -76,8 +76,10 @@ def test_full_run_writes_report_and_json(data: Path, tmp_path: Path) -> None:
     (point,) = results["scale"]
     assert (point["memories"], point["real"], point["synthetic"]) == (30, 16, 14)
     assert point["hybrid"]["n"] == 16
-    assert {"resolve context", "lexical leg", "vector leg", "fetch rows"} <= set(point["steps"])
-    assert {"tokenize query", "whole recall", "serialize"} <= set(point["steps"])
+    assert {"embed query (bare)", "scope", "lexical", "vector", "legs", "fusion", "hits"} <= set(
+        point["steps"]
+    )
+    assert {"whole recall", "serialize"} <= set(point["steps"])
     text = out.read_text()
     for heading in ("LoCoMo retrieval", "per category", "JSQuAD retrieval", "Ingest and recall",
                     "at scale", "Evidence normalisation", "How to read",

@@ -235,3 +235,21 @@ def test_an_unreachable_postgresql_is_one_message(monkeypatch: pytest.MonkeyPatc
     assert result.exit_code == 1, result.output
     assert f"cannot reach PostgreSQL at postgresql://kioku@127.0.0.1:{port}/kioku" in said
     assert "Traceback" not in result.output
+
+
+def test_min_confidence_shows_nothing_below_it() -> None:
+    """``kioku recall --min-confidence``: a weak match is held back and said to be."""
+    invoke("remember", "Deploys happen on Fridays after the freeze")
+    weak = json.loads(
+        invoke(
+            "recall", "deploys on Mondays at the beach", "--min-confidence", "moderate", "--json"
+        )
+    )
+    assert weak["results"] == [] and weak["withheld"] == 1
+    assert weak["confidence"] in {"low", "none"}
+    said = invoke("recall", "deploys on Mondays at the beach", "--min-confidence", "moderate")
+    assert "1 result withheld" in said and "below the minimum" in said
+    sure = json.loads(
+        invoke("recall", "Deploys happen on Fridays", "--min-confidence", "moderate", "--json")
+    )
+    assert sure["results"] and sure["withheld"] == 0

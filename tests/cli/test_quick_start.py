@@ -198,7 +198,7 @@ def test_quick_commands_through_url_import_nothing_heavy(
         assert f" 1  {hits[0]['score']:.4f}  Alice prefers tea" in outputs[0]
         assert hits[0]["id"] in outputs[0]
         assert "[pinned] Never deploy on Fridays" in outputs[1]
-        assert 'ticket:42 = {"phase": "drafted"}  expires in 3600s' in outputs[2]
+        assert 'ticket:42 = {"phase": "drafted"}  expires in 1 h' in outputs[2]
 
 
 def test_a_server_error_is_the_sdks_message_and_exit_1(

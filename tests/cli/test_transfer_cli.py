@@ -393,18 +393,6 @@ def test_ids_already_in_the_database_are_refused(tmp_path: Path, new_postgres: N
     assert export(target, tmp_path / "again.jsonl") == first
 
 
-def test_a_context_name_the_workspace_already_uses_is_refused(tmp_path: Path) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
-    build_workspace(source, FakeEmbedder())
-    export(source, tmp_path / "first.jsonl")
-    target = f"sqlite:///{tmp_path / 'target.db'}"
-    open_runtime(make_settings(tmp_path, database_url=target), embedder=None).close()
-    # A server started on the target made its own default context (another id): refused.
-    output = fails("import", str(tmp_path / "first.jsonl"), "--database-url", target)
-    assert "already has contexts named default" in output
-    invoke("import", str(tmp_path / "first.jsonl"), "--database-url", target, "-w", "moved")
-
-
 def test_import_help_tells_it_apart_from_import_jsonl() -> None:
     help_text = invoke("import", "--help")
     assert "kioku export" in help_text and "import-jsonl" in help_text

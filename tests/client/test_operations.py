@@ -107,6 +107,15 @@ def test_recall_finds_with_filters(kioku: Client) -> None:
     assert trusted.results[0].id == wifi.id
 
 
+def test_recall_with_min_confidence_returns_nothing_rather_than_noise(kioku: Client) -> None:
+    kioku.remember("default", "The office wifi password rotates monthly")
+    kioku.remember("default", "Lunch is at noon")
+    weak = kioku.recall("default", "password of the beach house", min_confidence="moderate")
+    assert weak.results == [] and weak.withheld == 2 and weak.confidence in {"low", "none"}
+    sure = kioku.recall("default", "office wifi password", min_confidence="moderate")
+    assert sure.results and sure.withheld == 0
+
+
 def test_pinned_and_upcoming(kioku: Client, clock: ManualClock) -> None:
     kioku.remember("default", "Answer briefly", delivery_mode="always", importance=1.0)
     kioku.remember("default", "ordinary")

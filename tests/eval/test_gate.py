@@ -99,6 +99,21 @@ def test_the_gate_catches_a_dead_lexical_leg(
     assert ("lexical", "overall", "ndcg@10") in breached
 
 
+def test_the_gate_catches_a_confidence_that_is_always_high(
+    loaded: GoldenRuntime, golden: GoldenSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: a confidence that says ``high`` whatever it finds breaches the abstention
+    checks (the ``absent`` and ``negative`` buckets), though no ranking moves."""
+    monkeypatch.setattr(kioku.service.recall, "judge_confidence", lambda evidence: "high")
+    report = run_retrieval(loaded, golden, {"hybrid+rerank": ARMS["hybrid+rerank"]})
+    floors = {"hybrid+rerank": load_baseline()["hybrid+rerank"]}
+    breached = {(b.bucket, b.metric): b.measured for b in check_floors(report, floors)}
+    assert breached[("absent", "not_high")] == 0.0
+    assert breached[("absent", "abstain")] == 0.0
+    assert breached[("negative", "abstain")] == 0.0
+    assert not any(metric in ("p@1", "ndcg@10") for _, metric in breached)
+
+
 def test_the_gate_catches_a_trust_filter_that_filters_nothing(
     loaded: GoldenRuntime, golden: GoldenSet, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,6 +44,16 @@ def test_the_committed_set_has_external_decoys_and_dated_facts() -> None:
     assert directions == {(False, True), (True, False)}
 
 
+def test_the_absent_bucket_asks_in_both_languages_about_what_the_corpus_knows() -> None:
+    """Issue 32's abstention set: half English, half Japanese, nothing relevant."""
+    from kioku.search.tokenize import has_cjk
+
+    absent = [q for q in load_golden().queries if q.bucket == "absent"]
+    assert all(not q.relevant for q in absent)
+    languages = Counter(has_cjk(q.query) for q in absent)
+    assert languages[True] >= 8 and languages[False] >= 8, languages
+
+
 def broken(change: str) -> dict[str, Any]:
     data = copy.deepcopy(raw_golden())
     if change == "unknown relevant":
@@ -51,6 +61,9 @@ def broken(change: str) -> dict[str, Any]:
     elif change == "negative with relevant":
         negative = next(q for q in data["queries"] if q["bucket"] == "negative")
         negative["relevant"] = [data["documents"][0]["id"]]
+    elif change == "absent with relevant":
+        absent = next(q for q in data["queries"] if q["bucket"] == "absent")
+        absent["relevant"] = [data["documents"][0]["id"]]
     elif change == "unknown bucket":
         data["queries"][0]["bucket"] = "fuzzy"
     elif change == "duplicate document":
@@ -75,6 +88,7 @@ def broken(change: str) -> dict[str, Any]:
     [
         ("unknown relevant", "queries[0].relevant: unknown document 'no-such-doc'"),
         ("negative with relevant", "a negative query has no relevant documents"),
+        ("absent with relevant", "an absent query has no relevant documents"),
         ("unknown bucket", "queries[0].bucket: 'fuzzy' is not one of"),
         ("duplicate document", "documents: duplicate id"),
         ("trusted decoy", "trusted-only decoys must be external"),

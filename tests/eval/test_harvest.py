@@ -64,21 +64,24 @@ def test_candidates_are_guessed_into_buckets_and_deduplicated(
     runtime: Runtime, principal: Principal
 ) -> None:
     ids = seed(runtime, principal)
-    found = {c.query: c for c in harvest(runtime, principal, load_golden())}
-    assert load_golden().queries[0].query not in found
-    assert len({normalise_query(query) for query in found}) == len(found)
-    deploy = found["When do we deploy?"]
-    assert deploy.bucket == "trusted-only" and deploy.events == 3
-    assert deploy.relevant == [ids["deploy"]] and deploy.unhelpful == [ids["rumour"]]
-    assert deploy.context == "default"
-    buckets = {query: c.bucket for query, c in found.items()}
+    found = {(c.context, c.query): c for c in harvest(runtime, principal, load_golden())}
+    assert load_golden().queries[0].query not in {query for _, query in found}
+    assert len({(context, normalise_query(query)) for context, query in found}) == len(found)
+    deploy = found[("default", "When do we deploy?")]
+    assert deploy.bucket == "trusted-only" and deploy.events == 2
+    assert deploy.relevant == [ids["deploy"]] and deploy.unhelpful == []
+    assert deploy.tempting == [ids["rumour"]]  # voted down in slack for the same query
+    rumour = found[("slack", "When do we deploy?")]  # slack's own candidate, its own votes
+    assert rumour.bucket == "negative" and rumour.events == 1
+    assert rumour.unhelpful == [ids["rumour"]] and rumour.tempting == []
+    buckets = {query: c.bucket for (context, query), c in found.items() if context == "default"}
     assert buckets["can I push to main?"] == "pinned-vs-recall"
     assert buckets["Where is the head office?"] == "cross-lingual"
     assert buckets["本社はどこ？"] == "japanese"
     assert buckets["what is the wifi password"] == "negative"
     assert buckets["Deploys happen on Tuesdays"] == "exact"
     assert buckets["How are deploys scheduled?"] == "paraphrase"
-    assert len(found) == 8  # 13 events: one merged twice, one without a query, one golden
+    assert len(found) == 9  # 13 events: one merged twice, one without a query, one golden
 
 
 def test_at_most_n_per_context_and_bucket_most_voted_first(
@@ -100,9 +103,11 @@ def test_one_context_only(runtime: Runtime, principal: Principal) -> None:
 
 def test_a_candidate_reads_like_a_golden_item(runtime: Runtime, principal: Principal) -> None:
     ids = seed(runtime, principal)
-    deploy = next(c for c in harvest(runtime, principal, load_golden()) if c.events == 3)
+    found = harvest(runtime, principal, load_golden())
+    deploy = next(c for c in found if (c.context, c.query) == ("default", "When do we deploy?"))
     item = deploy.as_dict()
     assert item["relevant"] == [f"m-{ids['deploy'][:8]}"]
+    assert item["tempting"] == [f"m-{ids['rumour'][:8]}"]
     contexts = {doc["memory_id"]: doc["context"] for doc in item["documents"]}  # type: ignore[union-attr]
     assert contexts == {ids["deploy"]: "default", ids["rumour"]: "slack"}
     assert "TODO" in str(item["rationale"])

@@ -170,3 +170,15 @@ def test_a_store_with_another_prefix_keeps_to_its_own_contexts(sdk: Client) -> N
 def test_a_value_that_is_not_json_is_refused(store: KiokuStore) -> None:
     with pytest.raises(TypeError):
         store.put(("docs",), "k", {"when": object()})
+
+
+def test_with_min_confidence_a_query_search_finds_nothing_rather_than_noise(sdk: Client) -> None:
+    """Issue 32: ``KiokuStore(min_confidence=...)`` passes it to recall, so an agent's memory
+    search comes back empty when recall is less sure than that."""
+    strict = KiokuStore(sdk, min_confidence="moderate")
+    strict.put(("docs",), "tea", {"text": "Alice drinks green tea every morning"})
+    strict.put(("docs",), "lunch", {"text": "Lunch is at noon"})
+    found = strict.search(("docs",), query="Alice drinks green tea")
+    assert found and found[0].key == "tea"
+    assert strict.search(("docs",), query="rules of the beach house") == []
+    assert KiokuStore(sdk).search(("docs",), query="rules of the beach house")  # the nearest

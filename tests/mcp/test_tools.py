@@ -88,6 +88,25 @@ def docs_tool_list_size() -> tuple[int, int, int, int]:
             number(budget.group(1)))  # fmt: skip
 
 
+def test_recall_with_min_confidence_withholds_a_weak_set(runtime: Runtime) -> None:
+    async def scenario(client: Client) -> None:
+        await call(client, "remember", {"summary": "The office wifi password rotates monthly"})
+        await call(client, "remember", {"summary": "Lunch is at noon"})
+        weak = await call(
+            client, "recall", {"query": "password of the beach house", "min_confidence": "moderate"}
+        )
+        assert weak["results"] == [] and weak["withheld"] == 2
+        assert weak["confidence"] in {"low", "none"}
+        sure = await call(
+            client, "recall", {"query": "office wifi password", "min_confidence": "moderate"}
+        )
+        assert sure["results"] and "withheld" not in sure
+        refused = await fail(client, "recall", {"query": "wifi", "min_confidence": "certain"})
+        assert "min_confidence" in refused
+
+    drive(build_mcp(runtime), scenario)
+
+
 def test_tools_write_with_manual_provenance_and_read_compactly(runtime: Runtime) -> None:
     async def scenario(client: Client) -> None:
         stored = await call(

@@ -64,3 +64,24 @@ def test_memories_come_only_at_the_confidence_asked_for(
     nothing_pinned = hook(runtime, principal, "SessionStart")
     assert nothing_pinned == ""  # no pinned memory, no block
     assert hook(runtime, principal, "Stop") == ""
+
+
+def test_by_default_memories_come_at_moderate_confidence_or_better(
+    runtime: Runtime, principal: Principal
+) -> None:
+    """Issue 32: the prompt's words all in a memory is ``moderate`` without a calibrated
+    vector leg (the fake embedder), enough by default; ``high`` asks for more."""
+    runtime.memories.remember(principal, "default", MemoryCreate(summary="Alice drinks green tea"))
+    assert HookOptions().min_confidence == "moderate"
+    assert "Alice drinks green tea" in hook(runtime, principal, "UserPromptSubmit")
+    assert hook(runtime, principal, "UserPromptSubmit", min_confidence="high") == ""
+
+
+def test_the_setup_writes_the_servers_default_level_nowhere() -> None:
+    """``kioku setup claude-code`` writes ``min_confidence`` into the hook only when it is
+    not the server's default, so both must agree on that default."""
+    from kioku.cli.claude_code import HookConfig
+
+    assert HookConfig().min_confidence == HookOptions().min_confidence
+    assert ("min_confidence", "high") in HookConfig(min_confidence="high").params()
+    assert all(name != "min_confidence" for name, _ in HookConfig().params())

@@ -12,15 +12,16 @@ import pytest
 
 from kioku.embeddings.fake import FakeEmbedder
 from kioku.errors import ConflictError, ForbiddenError, NotFoundError
-from kioku.models import ContextCreate, FeedbackCreate, MemoryCreate, StateSet
+from kioku.models import ContextCreate, FeedbackCreate, MemoryCreate, MemoryUpdate, StateSet
 from kioku.models.sleep import SleepRequest
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.hebbian import declare_edges
 from kioku.service.jobs import JobRunner
 from kioku.service.principal import Principal
+from kioku.service.sleep import SleepConfig, SleepService, sleep_job
 from kioku.service.sleep import merge as merge_phase
-from kioku.service.sleep import sleep_job
 from kioku.service.sleep.importance import rescored
+from kioku.service.sleep.runner import RunContext, run_sleep
 from kioku.service.transfer import export_workspace
 from tests.conftest import ManualClock, make_settings
 from tests.postgres import empty_postgres_database
@@ -251,3 +252,56 @@ def test_a_run_whose_process_died_is_refused_rollback_until_stale_then_rolls_bac
     undone = runtime.sleep.rollback_sleep(principal, run_id)
     assert undone.run.status == "rolled_back" and "abandoned" in (undone.run.error or "")
     assert export(runtime) == before
+
+
+def test_templated_notes_are_kept_apart_and_listed_up_to_a_cap(
+    any_runtime: Runtime, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = any_runtime
+    principal = runtime.local_principal("rest")
+    clock.now = datetime.now(UTC) + timedelta(days=1)
+    runtime.contexts.create_context(principal, ContextCreate(name="notes", sleep_mode="full"))
+    ids = [remember(runtime, principal, f"Deployed build {1001 + i} to staging") for i in range(6)]
+    monkeypatch.setattr(merge_phase, "KEPT_APART_LISTED", 5)
+    loose = SleepService(runtime.store, runtime.contexts, SleepConfig(merge_threshold=0.0))
+
+    report = loose.sleep(principal, "notes")
+    # 15 near-duplicate pairs, every one two facts: nothing merged, five listed, all counted.
+    assert not [a for a in report.actions if a.kind == "supersede"]
+    assert report.summary["merge"] == {
+        "considered": 6, "merged": 0, "kept_apart": 15, "kept_apart_unlisted": 10,
+    }  # fmt: skip
+    assert len(report.kept_apart) == 5 and report.summary["rejected"] == {"merge": 5}
+    for kept in report.kept_apart:
+        assert set(kept.memory_ids) <= set(ids)
+        assert [d.kind for d in kept.differences] == ["number"]
+        assert "they differ in number " in kept.reason
+
+
+def test_a_memory_edited_after_the_guard_read_it_is_not_merged(
+    any_runtime: Runtime, clock: ManualClock
+) -> None:
+    """The guard compares texts read before the merge's transaction: a merge whose memory was
+    edited in between (INV-1001 became INV-1002) does not happen."""
+    runtime = any_runtime
+    principal = runtime.local_principal("rest")
+    clock.now = datetime.now(UTC) + timedelta(days=1)
+    runtime.contexts.create_context(principal, ContextCreate(name="notes", sleep_mode="full"))
+    for _ in range(2):
+        remember(runtime, principal, "Invoice INV-1001 was paid on March 3")
+    outcomes: list[str] = []
+
+    def edit_then_merge(run: RunContext) -> dict[str, object]:
+        rows, _ = merge_phase.candidates(run)
+        edited = MemoryUpdate(summary="Invoice INV-1002 was paid on March 3")
+        runtime.memories.update_memory(principal, "notes", rows[0].id, edited)
+        outcomes.append(merge_phase.merge_pair(run, "merge", rows[0], rows[1], "read before"))
+        return {}
+
+    context = runtime.contexts.resolve(principal, "notes")
+    run_sleep(
+        runtime.store, principal.workspace_id, context, [("merge", edit_then_merge)],
+        config=SleepConfig(), clock=clock, trigger="manual",
+    )  # fmt: skip
+    assert outcomes == ["unchanged"]
+    assert runtime.stats.stats(principal, "notes").superseded == 0

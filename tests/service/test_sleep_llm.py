@@ -103,6 +103,9 @@ def test_planted_instructions_cannot_move_sleep_outside_its_rules(
     write("The staging database listens on port 5433")
     write("The staging database listens on port 5433 since May")
     write("Backups of the staging database run nightly")
+    # One fact said twice (the merge the model may propose); the other near-duplicates above
+    # differ in a fact (port 5433 "since May", "PostgreSQL 16") and are kept apart.
+    write("Backups of the staging database run every night")
     write("The staging database runs PostgreSQL 16 on port 5433")
     write("Staging database restores are tested every quarter")
     write("The staging database lives in the eu-west region")
@@ -158,6 +161,8 @@ def test_planted_instructions_cannot_move_sleep_outside_its_rules(
     assert any("outside the batch" in r for r in reasons)
     assert any("refused by the schema" in r for r in reasons)
     assert any("not a candidate pair" in r for r in reasons)
+    assert any(r.startswith("kept apart (model judged a duplicate)") for r in reasons)
+    assert {k.phase for k in report.kept_apart} == {"llm_merge"}
     # The model saw fenced data only: one marker pair per memory, none forged from the text.
     for prompt in ScriptedModel.prompts:
         opened = re.findall(r"<<<MEMORY (M\d+) ([0-9a-f]{16})>>>", prompt)

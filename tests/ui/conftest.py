@@ -1,5 +1,6 @@
 """In-process UI tests: the real app over ``httpx.ASGITransport``, a server that needs keys,
-and one cookie jar per person signed in."""
+and one cookie jar per person signed in; and, for the browser tests, Debian's Chromium, with
+a closing summary of the browser tests that could not run where it is missing."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from kioku.models import KeyCreate
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.principal import Principal
 from tests.conftest import ManualClock, make_settings
-from tests.ui.browser import launched_chromium
+from tests.ui.browser import INSTALL, MISSING, launched_chromium
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 SIGNIN_TOKEN = re.compile(r'name="signin_token" value="([^"]+)"')
@@ -114,3 +115,24 @@ def chromium() -> Iterator[PlaywrightBrowser]:
     """Debian's headless Chromium for a module's browser tests."""
     with launched_chromium() as browser:
         yield browser
+
+
+NOT_RUN: list[str] = []
+"""The browser tests skipped because Chromium is missing, in the order they were met."""
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and isinstance(report.longrepr, tuple) and MISSING in report.longrepr[2]:
+        NOT_RUN.append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """End the run with the browser tests that did not run and how to run them."""
+    if not NOT_RUN:
+        return
+    write, count = terminalreporter, len(NOT_RUN)
+    tests = "browser test did" if count == 1 else "browser tests did"
+    write.section(f"{count} {tests} not run: {MISSING}", sep="!", yellow=True)
+    for nodeid in NOT_RUN:
+        write.line(f"not run: {nodeid}")
+    write.line(f"Install Chromium and the Japanese fonts, then run `make test` again: {INSTALL}")

@@ -144,11 +144,16 @@ def test_bad_input_elsewhere_is_named_too(owner: Browser) -> None:
         assert search.status_code == 422 and "<strong>k</strong>" in search.text, k
 
 
-def test_text_is_escaped_everywhere(owner: Browser) -> None:
+def test_text_is_escaped_everywhere(
+    owner: Browser, secured: Runtime, owner_principal: Principal
+) -> None:
     memory_id = add(owner, "default", summary="<script>alert(1)</script>", content="<b>bold</b>")
     page = owner.get(f"/ui/contexts/default/memories/{memory_id}")
     assert "<script>alert(1)</script>" not in page.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    # A neighbour, so the graph page carries its data block.
+    linked = MemoryCreate(summary="A neighbour", linked_memory_ids=[memory_id])
+    secured.memories.remember(owner_principal, "default", linked)
     graph = owner.get(f"/ui/contexts/default/memories/{memory_id}/graph")
     assert "</script>alert" not in graph.text and "\\u003cscript\\u003e" in graph.text
 

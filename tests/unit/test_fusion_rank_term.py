@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kioku.models import SearchConfig
-from kioku.search.fusion import add_rank_term, fuse_weighted, query_rank_weights
+from kioku.search.fusion import add_rank_term, fuse_weighted, rank_weights_for
+from kioku.search.language import language_of
 from kioku.storage.records import ScoredId
 
 
@@ -86,13 +87,18 @@ def test_a_query_in_japanese_is_fused_by_scores_alone() -> None:
     # The lexical leg reads Japanese as Sudachi short units: its order there is not what the
     # term should push (measured: docs/benchmarks.md, the rank term, 2026-12-04).
     for query in ("会社の所在地を教えて", "東京本社", "Storybookのバージョンは？"):
-        assert query_rank_weights(query, 1.0, 0.5) == {}, query
+        assert rank_weights_for(language_of(query), 1.0, 0.5) == {}, query
     fused = fuse_weighted(LEGS, WEIGHTS)
-    none = query_rank_weights("会社の所在地", 1.0, 0.5)
+    none = rank_weights_for(language_of("会社の所在地"), 1.0, 0.5)
     assert add_rank_term(fused, LEGS, WEIGHTS, none) == fused
 
 
 def test_any_other_query_gets_the_contexts_rank_weights() -> None:
     for query in ("When is the year-end party?", "Oncorhynchus ketaを日本語で", "회의는 언제?"):
-        assert query_rank_weights(query, 1.0, 0.5) == {"lexical": 1.0, "vector": 0.5}, query
-    assert query_rank_weights("Where is HQ?", 0.0, 0.0) == {"lexical": 0.0, "vector": 0.0}
+        assert rank_weights_for(language_of(query), 1.0, 0.5) == {"lexical": 1.0, "vector": 0.5}, (
+            query
+        )
+    assert rank_weights_for(language_of("Where is HQ?"), 0.0, 0.0) == {
+        "lexical": 0.0,
+        "vector": 0.0,
+    }

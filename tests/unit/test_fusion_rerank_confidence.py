@@ -2,7 +2,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from kioku.search.confidence import judge_confidence
 from kioku.search.fusion import fuse_rrf, fuse_weighted, leg_ranks
 from kioku.search.rerank import MAX_SHIFT, net_helpfulness, rerank_factor
 from kioku.storage.records import RankingSignals, ScoredId
@@ -73,20 +72,3 @@ def test_rerank_prefers_important_recent_memories_between_equals() -> None:
     minor = rerank_factor(RankingSignals(0.1, now, 0), now)
     old = rerank_factor(RankingSignals(0.9, now - timedelta(days=365), 0), now)
     assert important > minor and important > old
-
-
-@pytest.mark.parametrize(
-    ("lexical", "vector", "legs", "expected"),
-    [
-        (None, None, 2, "none"),
-        (1, 2, 2, "high"),
-        (1, 9, 2, "moderate"),
-        (None, 1, 2, "low"),
-        (1, None, 1, "moderate"),
-        (1, None, 2, "low"),
-    ],
-)
-def test_confidence_reads_leg_agreement(
-    lexical: int | None, vector: int | None, legs: int, expected: str
-) -> None:
-    assert judge_confidence(lexical, vector, legs) == expected

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from kioku.embeddings.fake import FakeEmbedder
-from kioku.search.confidence import judge_confidence
+from kioku.embeddings.language_means import language_means, query_means
+from kioku.search.confidence import ConfidenceEvidence, judge_confidence
 from kioku.search.fusion import fuse_weighted
 from kioku.search.language import Language, language_of, readable_languages
-from kioku.search.language_means import (
-    SHIFT,
-    calibrate,
-    centre,
-    language_means,
-    offsets_for,
-    query_means,
-)
+from kioku.search.language_means import SHIFT, calibrate, centre, offsets_for
 from kioku.search.language_overlap import SHARED_WORDS, discount_shared_words
 from kioku.storage.records import ScoredId
 
@@ -178,9 +174,9 @@ def test_blind_weights_follow_the_configured_weights() -> None:
 
 
 def test_confidence_is_never_high_when_the_legs_disagree_across_languages() -> None:
-    assert judge_confidence(1, 1, 2) == "high"
-    assert judge_confidence(1, 1, 2, crossed=True) == "moderate"
-    assert judge_confidence(None, 1, 2, crossed=True) == "low"
+    sure = ConfidenceEvidence(found=True, closest=0.9, coverage=1.0, sharpness=5.0, margin=0.5)
+    assert judge_confidence(sure) == "high"
+    assert judge_confidence(replace(sure, crossed=True)) == "moderate"
 
 
 def test_shared_words_count_once_where_candidates_span_languages() -> None:

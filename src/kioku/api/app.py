@@ -102,7 +102,7 @@ def create_app(
     if with_mcp:  # last: the MCP app is mounted at the root and takes what nothing else did
         from kioku.api.mcp_mount import mount_mcp
 
-        mcp = mount_mcp(app, settings)
+        mcp = mount_mcp(app, settings, metrics)
     # Innermost: a NUL in the path, query, a header or a form field never reaches a route
     # (JSON bodies are checked by their models); a form body it reads is already capped.
     app.add_middleware(StorableText)

@@ -12,7 +12,10 @@ from typing import Any
 
 class JsonFormatter(logging.Formatter):
     """``{"time", "level", "logger", "message", ...}``; an access line adds ``client``,
-    ``method``, ``path``, ``http_version`` and ``status``; an exception adds ``exception``."""
+    ``method``, ``path``, ``http_version`` and ``status``; a line logged with
+    ``extra={"fields": {...}}`` adds those (an MCP tool call: ``tool``, ``outcome``,
+    ``duration_ms``...; a background job: ``job``, ``holder``, ``result``); an exception
+    adds ``exception``."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
@@ -26,6 +29,9 @@ class JsonFormatter(logging.Formatter):
             client, method, path, version, status = args  # uvicorn's access record, by position
             line.update(client=client, method=method, path=path, http_version=version,
                         status=status)  # fmt: skip
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            line.update({k: v for k, v in fields.items() if k not in line})
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         return json.dumps(line, ensure_ascii=False, default=str)

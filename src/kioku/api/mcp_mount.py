@@ -11,14 +11,17 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
+from kioku.api.mcp_calls import McpCallMetrics, McpCalls
 from kioku.api.mcp_get import NoListenStream
 from kioku.api.mcp_sessions import SessionIds
+from kioku.api.metrics import Metrics
 from kioku.api.registration_limit import RegistrationGate
 from kioku.mcp import build_mcp
 from kioku.mcp.auth import token_principal
 from kioku.mcp.consent import ConsentPage
 from kioku.mcp.oauth import CONSENT_PATH, SCOPES, KiokuOAuthProvider, RequesterAddress
 from kioku.mcp.revocation import PublicClientRevocation
+from kioku.mcp.server import TOOLS
 from kioku.runtime import Runtime
 from kioku.settings import Settings
 
@@ -28,9 +31,10 @@ MCP_PATH = "/mcp"
 _NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
-def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
+def mount_mcp(app: FastAPI, settings: Settings, metrics: Metrics) -> MCPServer[Any]:
     """Mount the MCP app on ``app`` (call it last: the mount answers every path no earlier
-    route took); the caller's lifespan must run ``session_manager.run()``.
+    route took); the caller's lifespan must run ``session_manager.run()``. Its messages and
+    tool calls are counted in ``metrics`` (``kioku.api.mcp_calls``).
 
     Stateless JSON mode: every request stands alone (no server-side session), so any replica
     behind a load balancer can answer it, and results come back as one JSON body. Outside
@@ -66,8 +70,14 @@ def mount_mcp(app: FastAPI, settings: Settings) -> MCPServer[Any]:
         transport_security=_NO_SDK_HOST_CHECK,
         max_request_body_size=settings.max_request_bytes,
     )
+    measured = McpCalls(
+        NoListenStream(http, MCP_PATH),
+        MCP_PATH,
+        McpCallMetrics(metrics.registry),
+        (fn.__name__ for fn in TOOLS),
+    )
     gated = RegistrationGate(
-        SessionIds(NoListenStream(http, MCP_PATH), MCP_PATH),
+        SessionIds(measured, MCP_PATH),
         per_hour=settings.oauth_registrations_per_hour,
     )
     app.mount("/", PublicClientRevocation(RequesterAddress(gated)))

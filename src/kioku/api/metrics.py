@@ -1,12 +1,13 @@
 """``/metrics``: Prometheus's text format, from the official client library.
 
 What is measured: every HTTP request by operation (the route's operation id; ``ui`` and ``mcp``
-for those surfaces), method and status, with its latency; each recall leg's time; the
-embedding queue's depth and the age of its oldest item (read from the database at scrape
-time, so every replica reports the shared queue); memories embedded; Sleep runs and their
-actions; rate-limit refusals; on PostgreSQL, this process's connection pool (its size, the
-borrowers waiting now, and in all how many had to wait and for how long). The counters are
-this process's own (a replica each).
+for those surfaces), method and status, with its latency; each MCP message by method, and each
+MCP tool call by tool and outcome with its latency (``kioku.api.mcp_calls``); each recall
+leg's time; the embedding queue's depth and the age of its oldest item (read from the database
+at scrape time, so every replica reports the shared queue); memories embedded; Sleep runs and
+their actions; rate-limit refusals; on PostgreSQL, this process's connection pool (its size,
+the borrowers waiting now, and in all how many had to wait and for how long). The counters
+are this process's own (a replica each), without the client library's ``*_created`` twins.
 
 Who may scrape: anyone under ``--dev`` (loopback only); otherwise a bearer of
 ``KIOKU_METRICS_TOKEN`` or an address in ``KIOKU_METRICS_ALLOW``. The check uses no API key
@@ -37,8 +38,11 @@ from kioku.service import telemetry
 from kioku.settings import Settings
 
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
-_HTTP_BUCKETS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+HTTP_BUCKETS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 _LEG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+_STAGE_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5)
+OPERATION = "kioku.operation"
+"""A scope key an inner app sets to name its requests' ``operation`` (``/mcp``: ``mcp``)."""
 
 
 class Metrics:
@@ -53,12 +57,18 @@ class Metrics:
         )  # fmt: skip
         self.latency = Histogram(
             "kioku_http_request_duration_seconds", "Time to answer an HTTP request.",
-            ["operation"], buckets=_HTTP_BUCKETS, registry=r,
+            ["operation"], buckets=HTTP_BUCKETS, registry=r,
         )  # fmt: skip
         self.legs = Histogram(
             "kioku_recall_leg_duration_seconds",
             "Time of one recall leg (vector: query embedding included).",
             ["leg"], buckets=_LEG_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.stages = Histogram(
+            "kioku_recall_stage_duration_seconds",
+            "Time of one stage of recall (service/ranking/pipeline.py; also scope, hits, "
+            "model_rerank, related, learn).",
+            ["stage"], buckets=_STAGE_BUCKETS, registry=r,
         )  # fmt: skip
         self.embeddings = Counter(
             "kioku_embeddings", "Memories made vector-searchable by this process.", registry=r
@@ -84,6 +94,9 @@ class Metrics:
     def recall_leg(self, leg: str, seconds: float) -> None:
         self.legs.labels(leg).observe(seconds)
 
+    def recall_stage(self, stage: str, seconds: float) -> None:
+        self.stages.labels(stage).observe(seconds)
+
     def embedded(self, count: int) -> None:
         self.embeddings.inc(count)
 
@@ -97,7 +110,24 @@ class Metrics:
                     self.sleep_actions.labels(phase, action).inc(value)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        return generate_latest(_WithoutCreated(self.registry))
+
+
+class _WithoutCreated(Collector):
+    """The registry without the ``*_created`` sample the client library adds to every counter
+    and histogram (a start timestamp Prometheus's text format does not use, one more series
+    each). Dropped here, at render time, rather than by the library's process-wide switch
+    (``disable_created_metrics``/``PROMETHEUS_DISABLE_CREATED_SERIES``), whose effect would
+    depend on when it runs relative to the library's import."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self.registry.collect():
+            created = f"{family.name}_created"
+            family.samples = [s for s in family.samples if s.name != created]
+            yield family
 
 
 class _RuntimeCollector(Collector):
@@ -181,7 +211,10 @@ class _LexicalIndexCollector(_RuntimeCollector):
 
 
 def operation_of(scope: Scope) -> str:
-    """The label of the route that answered: its operation id, else its name or mount."""
+    """The label of the route that answered: what an inner app named it (``OPERATION``), else
+    its operation id, else its name or mount."""
+    if named := scope.get(OPERATION):
+        return str(named)
     route = scope.get("route")
     if route is None:
         return "unmatched"

@@ -221,11 +221,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from fastapi.testclient import TestClient
 
     from kioku.api import create_app
-    from kioku.eval.corpus import load_embedder
+    from kioku.benchmark.embedders import bundled_arms
     from kioku.runtime import open_runtime
     from kioku.settings import Settings
 
-    embedder = load_embedder(args.embedder)
+    # The bench's own arms (benchmark/embedders.py), not the gate's loader: kioku.eval
+    # imports kioku.benchmark, never the reverse (tests/test_structure.py).
+    embedder = bundled_arms(Settings().model_dir)[args.embedder]()
     with tempfile.TemporaryDirectory(prefix="kioku-mixed-probe-") as scratch:
         settings = Settings(
             database_url=f"sqlite:///{Path(scratch) / 'probe.db'}",

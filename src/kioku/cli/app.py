@@ -124,8 +124,19 @@ def main(
     version: bool = typer.Option(
         False, "--version", callback=show_version, is_eager=True, help="Print the version and exit."
     ),
+    debug: bool = typer.Option(
+        False,
+        "--debug",
+        envvar="KIOKU_DEBUG",
+        help="On an error, print its traceback as well as its message (before the command: "
+        "kioku --debug serve).",
+    ),
 ) -> None:
     """kioku: a memory server for AI agents. Remember, recall, serve."""
+    # Imported here: `kioku --version` exits before this runs, and imports no command module.
+    from kioku.cli.common import RootOptions
+
+    RootOptions.debug = debug
 
 
 def bench(

@@ -41,14 +41,16 @@ class HookConfig:
 
     contexts: tuple[str, ...] = ("default",)
     trust: str = "trusted"
-    min_confidence: str = "high"
+    min_confidence: str = "moderate"
+    """The server's default too (``models.harness.DEFAULT_MIN_CONFIDENCE``): only another
+    level is written into the hook."""
     capture: bool = False
 
     def params(self) -> list[tuple[str, str]]:
         found = [("context", c) for c in self.contexts]
         if self.trust != "trusted":
             found.append(("trust", self.trust))
-        if self.min_confidence != "high":
+        if self.min_confidence != "moderate":
             found.append(("min_confidence", self.min_confidence))
         if self.capture:
             found.append(("capture", "true"))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 
 from kioku.errors import KiokuError, Reported, first_error
+from kioku.wording import count as count  # the commands' one pluralising helper
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -36,9 +37,9 @@ class _LazyConsole:
 
     def _made(self) -> Console:
         if self._console is None:
-            from rich.console import Console
+            from kioku.cli.human import make_console
 
-            self._console = Console(stderr=self._stderr)
+            self._console = make_console(stderr=self._stderr)
         return self._console
 
     def __getattr__(self, name: str) -> Any:
@@ -63,6 +64,22 @@ UrlOption = typer.Option(
     envvar="KIOKU_URL",
     help="A running kioku server to talk to (default: the local database, in this process).",
 )
+
+
+class RootOptions:
+    """The root's options, for every command to read: ``kioku --debug COMMAND`` (or
+    ``KIOKU_DEBUG=1``) sets ``debug``, set by ``kioku.cli.app``'s callback."""
+
+    debug: bool = False
+
+
+def show_traceback() -> None:
+    """Under ``--debug``, the traceback of the error being handled, on stderr, before the
+    message that stands for it (which is all a user sees otherwise)."""
+    if RootOptions.debug:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
 
 
 def escape(text: str) -> str:
@@ -134,6 +151,7 @@ def call_server(
         try:
             return rest.request(url, method, route, params=params, body=body)
         except rest.Unreachable as exc:
+            show_traceback()
             raise unreachable(url, str(exc)) from None
 
 
@@ -151,27 +169,33 @@ def _reachable(url: str) -> Iterator[None]:
     try:
         yield
     except (httpx.TransportError, httpx.InvalidURL) as exc:
+        show_traceback()
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise unreachable(url, reason) from None
 
 
 @contextmanager
 def handle_errors() -> Iterator[None]:
-    """Print domain and validation errors readably and exit 1 (never a traceback)."""
+    """Print domain and validation errors readably and exit 1 (a traceback only under
+    ``--debug``). A database that cannot be opened is a ``ValueError`` whose message says why
+    and what to do (``kioku.database.DatabaseOpenError``): printed whole, unwrapped, so that
+    its command can be copied."""
     try:
         yield
     except KiokuError as exc:
+        show_traceback()
         where = f" ({exc.field})" if exc.field else ""
         # A server's validation message already starts with the field: say it once.
         message = exc.message.removeprefix(f"{exc.field}: ") if exc.field else exc.message
         err_console.print(f"[red]error[/red]{escape(where)}: {escape(message)}")
         raise typer.Exit(1) from None
     except ValueError as exc:  # pydantic's ValidationError is a ValueError too
+        show_traceback()
         if _is_validation_error(exc):
             field, message = first_error(cast("Reported", exc))
             err_console.print(f"[red]error[/red] ({field}): {message}")
         else:
-            err_console.print(f"[red]error[/red]: {exc}")
+            err_console.print(f"[red]error[/red]: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
 
 
@@ -180,11 +204,6 @@ def _is_validation_error(exc: ValueError) -> bool:
     if pydantic was never imported, nothing raised one."""
     core = sys.modules.get("pydantic_core")
     return core is not None and isinstance(exc, core.ValidationError)
-
-
-def count(n: int, singular: str, plural: str | None = None) -> str:
-    """``1 memory``, ``2 memories``: a number with its noun in the right form."""
-    return f"{n} {singular if n == 1 else plural or singular + 's'}"
 
 
 def print_server_json(value: Any) -> None:

@@ -6,8 +6,9 @@ from typing import Any
 
 import typer
 
-from kioku.cli.common import JsonOption, UrlOption, cli_client, console, escape, print_json
+from kioku.cli.common import JsonOption, UrlOption, cli_client, console, print_json
 from kioku.vocabulary import SleepMode, TrustTier
+from kioku.wording import plain
 
 app = typer.Typer(help="Manage contexts (named memory spaces).", no_args_is_help=True)
 
@@ -20,16 +21,14 @@ def list_contexts(url: str | None = UrlOption, as_json: bool = JsonOption) -> No
     if as_json:
         print_json(page)
         return
-    from rich.table import Table
+    from kioku.cli.human import Column, print_table
 
-    table = Table()
-    for column in ("name", "memories", "trust", "model", "id"):
-        table.add_column(column)
-    for ctx in page.items:
-        table.add_row(
-            ctx.name, str(ctx.memory_count), ctx.trust_tier, ctx.embedding_model or "-", ctx.id
-        )
-    console.print(table)
+    columns = [Column("name", whole=True), Column("memories", whole=True, justify="right"),
+               Column("trust", whole=True), Column("model"),
+               Column("id", whole=True, style="dim")]  # fmt: skip
+    rows = [(c.name, str(c.memory_count), c.trust_tier, c.embedding_model or "-", c.id)
+            for c in page.items]  # fmt: skip
+    print_table(columns, rows)
 
 
 @app.command("create")
@@ -61,8 +60,25 @@ def show(
     if as_json:
         print_json(ctx)
         return
-    for name, value in ctx.model_dump().items():
-        console.print(f"[bold]{name}[/bold]: {escape(str(value))}")
+    from kioku.cli.human import print_fields, when
+
+    model = ctx.embedding_model
+    if model and ctx.embedding_dim:
+        model += f" ({ctx.embedding_dim} dimensions)"
+    print_fields([
+        ("id", ctx.id),
+        ("name", ctx.name),
+        ("description", ctx.description),
+        ("memories", str(ctx.memory_count)),
+        ("trust tier", ctx.trust_tier),
+        ("sleep mode", ctx.sleep_mode),
+        ("search config", plain(ctx.search_config) if ctx.search_config else "defaults"),
+        ("embedding model", model or "none yet (set by its first vector)"),
+        ("connector", ctx.connector_id),
+        ("created at", when(ctx.created_at)),
+        ("updated at", when(ctx.updated_at)),
+        ("workspace id", ctx.workspace_id),
+    ])  # fmt: skip
 
 
 @app.command("update")

@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 import kioku.eval
-from kioku.cli.common import JsonOption, cli_runtime, console, err_console, escape
+from kioku.cli.common import JsonOption, cli_runtime, console, count, err_console, escape
 
 # The gate's modules (the runtime, the model, numpy) load when a command runs; its defaults
 # are spelled here, for the options (a test keeps them equal to kioku.eval's).
@@ -61,7 +61,8 @@ def _measuring() -> Iterator[None]:
         err_console.print(f"[red]error[/red]: {escape(str(exc))}")
         raise typer.Exit(INFRA) from None
     except INFRA_ERRORS as exc:
-        err_console.print(f"[red]error[/red]: the gate could not run: {escape(repr(exc))}")
+        reason = escape(f"{type(exc).__name__}: {exc}")
+        err_console.print(f"[red]error[/red]: the gate could not run: {reason}")
         raise typer.Exit(INFRA) from None
     except typer.Exit:
         raise
@@ -167,9 +168,9 @@ def leakage(
         gate = leakage_gate(golden, embedder, lanes=not queries_only)
     markdown_text = render_leakage(gate.leaks, gate.lanes)
     _emit(gate.as_dict(), markdown_text, as_json, markdown)
-    for kind, count in gate.counts.items():
-        if count:
-            err_console.print(f"[red]leak[/red]: {kind} = {count} (must be 0)")
+    for kind, leaks in gate.counts.items():
+        if leaks:
+            err_console.print(f"[red]leak[/red]: {kind} = {leaks} (must be 0)")
     raise typer.Exit(gate.exit_code)
 
 
@@ -215,4 +216,4 @@ def harvest(
     elif out is None:
         typer.echo(_candidates_yaml(data))
     else:
-        console.print(f"wrote {len(found)} candidate(s) to {escape(str(out))}")
+        console.print(f"wrote {count(len(found), 'candidate')} to {escape(str(out))}")

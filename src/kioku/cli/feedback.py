@@ -11,7 +11,6 @@ from kioku.cli.common import (
     UrlOption,
     cli_client,
     console,
-    escape,
     print_json,
 )
 
@@ -52,11 +51,22 @@ def list_feedback(
     if as_json:
         print_json(page)
         return
-    for event in page.items:
-        verdict = "[green]helpful[/green]" if event.helpful else "[red]unhelpful[/red]"
-        query = f" for {escape(repr(event.query))}" if event.query else ""
-        console.print(f"{event.created_at:%Y-%m-%d %H:%M} {verdict} {event.memory_id}{query}")
-    if not page.items:
+    from kioku.cli.human import Cell, Column, print_table
+
+    columns = [Column("memory", whole=True, style="dim"), Column("when", whole=True),
+               Column("verdict", whole=True), Column("query")]  # fmt: skip
+    rows: list[list[Cell]] = [
+        [event.memory_id, f"{event.created_at:%Y-%m-%d %H:%M}",
+         ("helpful", "green") if event.helpful else ("unhelpful", "red"), event.query or ""]
+        for event in page.items
+    ]  # fmt: skip
+    if any(event.note for event in page.items):  # a column only when some event has one
+        columns.append(Column("note"))
+        for row, event in zip(rows, page.items, strict=True):
+            row.append(event.note or "")
+    if rows:
+        print_table(columns, rows)
+    else:
         console.print("no feedback yet")
     if page.next_cursor:
-        console.print(f"more: --cursor {page.next_cursor}")
+        console.print(f"more: --cursor {page.next_cursor}", soft_wrap=True)

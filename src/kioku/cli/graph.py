@@ -10,10 +10,11 @@ from kioku.cli.common import (
     UrlOption,
     cli_client,
     console,
-    escape,
+    count,
     print_json,
 )
 from kioku.vocabulary import TrustTier
+from kioku.wording import number
 
 
 def explore(
@@ -40,15 +41,17 @@ def explore(
     if not result.neighbours:
         console.print("no associated memories")
         return
-    from rich.table import Table
+    from kioku.cli.human import Column, print_table
 
-    table = Table(title=f"{len(result.neighbours)} neighbours of {memory_id}")
-    table.add_column("activation", justify="right")
-    table.add_column("hops", justify="right")
-    table.add_column("summary")
-    table.add_column("trust")
-    table.add_column("id", style="dim")
-    for n in result.neighbours:
-        trust = n.trust_tier + (" [red]suspicious[/red]" if n.suspicious else "")
-        table.add_row(f"{n.activation:.4f}", str(n.hops), escape(n.summary), trust, n.id)
-    console.print(table)
+    title = f"{count(len(result.neighbours), 'neighbour')} of {memory_id}"
+    columns = [
+        Column("id", whole=True, style="dim"), Column("activation", whole=True, justify="right"),
+        Column("hops", whole=True, justify="right"), Column("trust", whole=True),
+        Column("summary"),
+    ]  # fmt: skip
+    rows = [
+        (n.id, number(n.activation, 4), str(n.hops),
+         (f"{n.trust_tier}, suspicious", "red") if n.suspicious else n.trust_tier, n.summary)
+        for n in result.neighbours
+    ]  # fmt: skip
+    print_table(columns, rows, title=title)

@@ -19,11 +19,13 @@ from kioku.cli.common import (
     JsonOption,
     cli_runtime,
     console,
+    count,
     err_console,
     handle_errors,
     print_json,
 )
 from kioku.errors import InvalidInputError
+from kioku.wording import quoted
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -164,7 +166,7 @@ def purge(
     with handle_errors():
         if context is None and source_prefix is None:
             raise InvalidInputError("give --context, --source-prefix, or both", field="context")
-    target = f"source {source_prefix!r}" if source_prefix else f"context {context}"
+    target = f"source {quoted(source_prefix)}" if source_prefix else f"context {context}"
     if not yes:
         typer.confirm(f"Erase every memory of {target} for good?", abort=True)
     with cli_runtime(embed=False) as runtime, handle_errors():
@@ -178,5 +180,13 @@ def purge(
     if as_json:
         print_json(result)
         return
-    removed = ", ".join(f"{value} {name.replace('_', ' ')}" for name, value in result)
+    removed = ", ".join(count(value, *PURGED[name]) for name, value in result)
     console.print(f"purged {target}: {removed}", soft_wrap=True, highlight=False)
+
+
+PURGED = {
+    "memories": ("memory", "memories"), "vectors": ("vector",), "edges": ("edge",),
+    "feedback": ("feedback event",), "state_keys": ("state key",),
+    "sleep_actions": ("Sleep action",), "ingest_requests": ("ingest request",),
+}  # fmt: skip
+"""The nouns of a purge's counts (``kioku.models.PurgeResult``'s fields)."""

@@ -20,8 +20,10 @@ from kioku.cli.common import (
     print_json,
 )
 from kioku.vocabulary import KeyRole
+from kioku.wording import quoted
 
 if TYPE_CHECKING:
+    from kioku.models import ApiKey
     from kioku.runtime import Runtime
     from kioku.service.principal import Principal
 
@@ -39,7 +41,9 @@ def owner_of(workspace: str, *, create: bool = False) -> Iterator[tuple[Runtime,
         if row is None and create:
             row = runtime.store.ensure_workspace(workspace)
         if row is None:
-            err_console.print(f"[red]error[/red] (workspace): no workspace named {workspace!r}")
+            err_console.print(
+                f"[red]error[/red] (workspace): no workspace named {escape(quoted(workspace))}"
+            )
             raise typer.Exit(1)
         yield runtime, Principal(workspace_id=row.id, role="owner", channel="cli")
 
@@ -70,8 +74,9 @@ def create(
         return
     console.print(f"[bold]{created.key}[/bold]")
     console.print(
-        f"[dim]{created.role} key {escape(created.name)!r} ({created.id}) for workspace "
-        f"{escape(workspace)!r}. Store it now: it cannot be shown again.[/dim]"
+        f"[dim]{created.role} key {escape(quoted(created.name))} ({created.id}) for workspace "
+        f"{escape(quoted(workspace))}. Store it now: it cannot be shown again.[/dim]",
+        soft_wrap=True,
     )
 
 
@@ -83,15 +88,22 @@ def list_keys(workspace: str = WorkspaceOption, as_json: bool = JsonOption) -> N
     if as_json:
         print_json(page)
         return
-    for key in page.items:
-        state = (
-            "revoked"
-            if key.revoked_at
-            else (f"expires {key.expires_at:%Y-%m-%d}" if key.expires_at else "active")
-        )
-        console.print(f"{key.id}  {key.prefix}…  {key.role:<6}  {state:<18} {escape(key.name)}")
-    if not page.items:
+    from kioku.cli.human import Column, print_table
+
+    columns = [Column("id", whole=True, style="dim"), Column("prefix", whole=True),
+               Column("role", whole=True), Column("state", whole=True),
+               Column("name")]  # fmt: skip
+    rows = [(key.id, f"{key.prefix}…", key.role, _state(key), key.name) for key in page.items]
+    if rows:
+        print_table(columns, rows)
+    else:
         console.print("no keys")
+
+
+def _state(key: ApiKey) -> str:
+    if key.revoked_at:
+        return f"revoked {key.revoked_at:%Y-%m-%d}"
+    return f"expires {key.expires_at:%Y-%m-%d}" if key.expires_at else "active"
 
 
 @app.command("revoke")

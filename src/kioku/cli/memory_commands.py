@@ -21,10 +21,11 @@ from kioku.cli.common import (
     print_json,
     print_server_json,
 )
-from kioku.vocabulary import DeliveryMode, ForgetMatch, TrustTier
+from kioku.vocabulary import Confidence, DeliveryMode, ForgetMatch, TrustTier
+from kioku.wording import number, times
 
 if TYPE_CHECKING:
-    from kioku.models import ForgetResult, Memory
+    from kioku.models import ForgetResult, MemoryDetail
 
 MAX_FORGET = 100
 """``kioku.models.MAX_FORGET`` (a test keeps them equal): the models load only when used."""
@@ -133,6 +134,9 @@ def recall(
     ),
     trust_tier: TrustTier | None = typer.Option(None, help="trusted: only trusted memories."),
     related: bool = typer.Option(False, "--related", help="Also show graph neighbours."),
+    min_confidence: Confidence | None = typer.Option(
+        None, help="Show nothing unless recall is at least this sure."
+    ),
     url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -145,6 +149,8 @@ def recall(
         body = {"query": query, "k": k, "filters": filters}
         if related:
             body["include_related"] = True
+        if min_confidence:
+            body["min_confidence"] = min_confidence
         found = call_server(url, "POST", path("contexts", context, "recall"), body=body)
         if as_json:
             print_server_json(found)
@@ -152,7 +158,14 @@ def recall(
             show_recall(found)
         return
     with cli_client(url) as kioku:
-        result = kioku.recall(context, query, k=k, filters=filters, include_related=related)
+        result = kioku.recall(
+            context,
+            query,
+            k=k,
+            filters=filters,
+            include_related=related,
+            min_confidence=min_confidence,
+        )
     if as_json:
         print_json(result)
     else:
@@ -162,6 +175,10 @@ def recall(
 def show_recall(result: dict[str, Any]) -> None:
     """A recall's answer for a person (the JSON of RecallResult, from a server or not)."""
     hits = result["results"]
+    if not hits and result.get("withheld"):
+        withheld = count(result["withheld"], "result")
+        console.print(f"{withheld} withheld · confidence {result['confidence']}, below the minimum")
+        return
     if not hits:
         console.print("no memories found")
         return
@@ -185,50 +202,91 @@ def list_memories(
     url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """List memories newest first (no ranking), one page at a time."""
+    """List memories newest first (no ranking), one page at a time. Piped, one memory a line:
+    id, time, summary, tab-separated (kioku list | cut -f1 | xargs kioku get)."""
     with cli_client(url, embed=False) as kioku:
         page = kioku.list_memories(context, cursor=cursor, limit=limit)
     if as_json:
         print_json(page)
         return
-    for memory in page.items:
-        console.print(
-            f"{memory.created_at:%Y-%m-%d %H:%M}  [dim]{memory.id}[/dim]  {escape(memory.summary)}"
-        )
+    from kioku.cli.human import Column, print_table
+
+    columns = [Column("id", whole=True, style="dim"), Column("created", whole=True),
+               Column("summary")]  # fmt: skip
+    rows = [(m.id, f"{m.created_at:%Y-%m-%d %H:%M}", m.summary) for m in page.items]
+    if rows:
+        print_table(columns, rows)
+    else:
+        console.print("no memories")
     if page.next_cursor:
-        console.print(f"more: --cursor {page.next_cursor}")
+        console.print(f"more: --cursor {page.next_cursor}", soft_wrap=True)
 
 
 def get(
-    memory_id: str = typer.Argument(..., help="The memory id."),
+    memory_ids: list[str] = typer.Argument(..., help="The memory id; several for several."),
     context: str = ContextOption,
     url: str | None = UrlOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Show one memory in full."""
+    """Show memories in full, with their edges (--json: one JSON object a line)."""
     with cli_client(url, embed=False) as kioku:
-        memory = kioku.get_memory(context, memory_id)
-    if as_json:
-        print_json(memory)
+        for n, memory_id in enumerate(memory_ids):
+            memory = kioku.get_memory(context, memory_id)
+            if as_json:
+                print_json(memory)
+                continue
+            if n:
+                console.print()
+            show_memory(memory)
+
+
+def show_memory(memory: MemoryDetail) -> None:
+    """One memory for a person: a field a line, empty ones left out, times in UTC, edges
+    listed strongest first with the other memory's id whole (``--json`` has every field)."""
+    from kioku.cli.human import print_fields, when
+
+    window = ""
+    if memory.trigger_from or memory.trigger_until:
+        window = f", from {when(memory.trigger_from)} until {when(memory.trigger_until)}"
+    accessed = times(memory.access_count)
+    if memory.last_accessed_at:
+        accessed += f", last {when(memory.last_accessed_at)}"
+    print_fields([("id", memory.id), ("summary", memory.summary)])
+    if memory.content:
+        console.print(f"[bold]content[/bold]:\n{escape(memory.content)}")
+    print_fields([
+        ("type", memory.type),
+        ("tags", ", ".join(memory.tags)),
+        ("importance", number(memory.importance)),
+        ("delivery mode", memory.delivery_mode + window),
+        ("source type", memory.source_type),
+        ("source uri", memory.source_uri),
+        ("external id", memory.external_id),
+        ("thread", memory.thread),
+        ("position", None if memory.position is None else str(memory.position)),
+        ("trust tier", memory.trust_tier),
+        ("suspicious", "yes: reads like instructions; read it as data" if memory.suspicious
+         else None),
+        ("embedding status", memory.embedding_status),
+        ("accessed", accessed),
+        ("created at", when(memory.created_at)),
+        ("updated at", when(memory.updated_at)),
+        ("superseded by", memory.superseded_by),
+        ("deleted at", when(memory.deleted_at) if memory.deleted_at else None),
+        ("context id", memory.context_id),
+        ("workspace id", memory.workspace_id),
+    ])  # fmt: skip
+    edges = memory.edges
+    if not edges:
+        console.print("[bold]edges[/bold]: none")
         return
-    show_memory(memory)
-
-
-def show_memory(memory: Memory) -> None:
-    """One memory for a person: a field a line, lists and times written out, empty ones left
-    out (``--json`` has every field)."""
-    for name, value in memory.model_dump(mode="json").items():
-        if value is None or value == [] or value == "":
-            continue
-        if isinstance(value, list):
-            value = ", ".join(str(v) for v in value)
-        elif isinstance(value, bool):
-            value = "yes" if value else "no"
-        label = name.replace("_", " ")
-        if name == "content":
-            console.print(f"[bold]{label}[/bold]:\n{escape(str(value))}")
-        else:
-            console.print(f"[bold]{label}[/bold]: {escape(str(value))}", soft_wrap=True)
+    console.print(f"[bold]edges[/bold]: {len(edges)}, strongest first")
+    for edge in edges:
+        tier = "" if edge.trust_tier == "trusted" else f", {edge.trust_tier}"
+        console.print(
+            f"  {edge.memory_id}  weight {number(edge.weight, 3)}, {edge.origin}{tier}",
+            soft_wrap=True,
+        )
 
 
 def forget(
@@ -289,8 +347,9 @@ def forget(
                 if dry_run or not result.matches:
                     return
                 if not yes:
+                    these = "this memory" if result.count == 1 else f"these {result.count} memories"
                     typer.confirm(
-                        f"Forget these {count(result.count, 'memory', 'memories')}?",
+                        f"Forget {these}?",
                         abort=True,
                         err=True,
                     )
@@ -312,18 +371,15 @@ def forget(
 
 def show_matches(result: ForgetResult) -> None:
     """A preview: what would be forgotten, and what else matched and stays."""
-    from rich.table import Table
+    from kioku.cli.human import Column, print_table
 
     if not result.matches:
         console.print("nothing matches: nothing to forget")
     else:
-        table = Table(title=f"{count(result.count, 'memory', 'memories')} would be forgotten")
-        table.add_column("summary")
-        table.add_column("type")
-        table.add_column("id", style="dim", no_wrap=True)  # whole, to copy
-        for memory in result.matches:
-            table.add_row(escape(memory.summary), memory.type, memory.id)
-        console.print(table)
+        title = f"{count(result.count, 'memory', 'memories')} would be forgotten"
+        columns = [Column("id", whole=True, style="dim"), Column("type"), Column("summary")]
+        rows = [(memory.id, memory.type, memory.summary) for memory in result.matches]
+        print_table(columns, rows, title=title)
     if result.truncated:
         console.print(
             f"truncated: more memories match than these {result.count}; the rest stay "
@@ -331,7 +387,7 @@ def show_matches(result: ForgetResult) -> None:
         )
     if result.pinned_kept:
         console.print(
-            f"{result.pinned_kept} pinned memories match too and stay "
+            f"{count(result.pinned_kept, 'pinned memory', 'pinned memories')} match too and stay "
             "(--delivery-mode always / on_trigger includes them)"
         )
 

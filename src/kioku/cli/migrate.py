@@ -14,8 +14,8 @@ def migrate(as_json: bool = JsonOption) -> None:
     from kioku.database import migrate as migrate_database
     from kioku.settings import Settings
 
-    url = Settings().database_url
     with handle_errors():
+        url = Settings().database_url
         result = migrate_database(url)
     backend, before, after = result["backend"], result["from"], result["to"]
     if as_json:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kioku.cli.common import console, err_console, handle_errors
+from kioku.cli.common import console, err_console, handle_errors, show_traceback
 
 if TYPE_CHECKING:  # the server's modules are imported when serve runs (a quick start)
     from kioku.runtime import Runtime
@@ -113,11 +113,13 @@ def serve(
     # Logging as the server will log, before anything can warn (a file mode, a migration).
     log_config = uvicorn_log_config(settings.log_format)
     logging.config.dictConfig(log_config)
-    # Opened here, not in the app's lifespan: an unreachable database is one line and exit 1,
-    # not uvicorn's startup traceback. The app is given the runtime; this command closes it.
+    # Opened here, not in the app's lifespan: a database that cannot be opened (unreachable,
+    # damaged, another application's, not writable) is one paragraph and exit 1, not
+    # uvicorn's startup traceback. The app is given the runtime; this command closes it.
     try:  # the bundled model is converted once, before the port is bound (timed)
         conversion_seconds = prepare_embedder(settings)
     except ModelCacheError as exc:
+        show_traceback()
         err_console.print(f"[red]cannot start[/red]: {exc}")
         raise typer.Exit(1) from None
     with handle_errors():

@@ -102,7 +102,7 @@ def claude_code(
         Trust.trusted, help="trusted: only memories that may be obeyed; all: external too."
     ),
     min_confidence: Level = typer.Option(
-        Level.high, help="Add memories for a prompt only when recall is at least this sure."
+        Level.moderate, help="Add memories for a prompt only when recall is at least this sure."
     ),
     capture: bool = typer.Option(
         False, "--capture", help="Also store each prompt, in a thread per Claude Code session."

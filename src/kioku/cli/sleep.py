@@ -12,6 +12,7 @@ from kioku.cli.common import (
     UrlOption,
     cli_client,
     console,
+    count,
     escape,
     print_json,
 )
@@ -26,22 +27,32 @@ app = typer.Typer(
 )
 
 
-def _print_report(report: SleepReport, *, actions: bool) -> None:
-    when = f"{report.started_at:%Y-%m-%d %H:%M:%S}"
-    console.print(f"run {report.run_id} ({report.trigger}, {when}): [bold]{report.status}[/bold]")
+def print_report(report: SleepReport, *, actions: bool) -> None:
+    """A run for a person: what each phase did (``kioku.cli.sleep_view``); with ``actions``,
+    each change on its line and the ids it touched, whole, on the next."""
+    from kioku.cli.human import when
+    from kioku.cli.sleep_view import action_lines, phase_lines
+
+    status = report.status.replace("_", " ")
+    console.print(
+        f"run {report.run_id} ({report.trigger}, {when(report.started_at)}): [bold]{status}[/bold]",
+        soft_wrap=True,
+    )
     if report.error:
-        console.print(f"  error: {escape(report.error)}")
-    for phase, counts in report.summary.items():
-        console.print(f"  {phase}: {escape(str(counts))}")
-    if actions:
-        for action in report.actions:
-            note = f"  ({escape(action.note)})" if action.note else ""
-            console.print(
-                f"  #{action.seq} {action.phase}/{action.kind} {action.target}: "
-                f"{escape(str(action.before))} → {escape(str(action.after))}{note}"
-            )
-    else:
-        console.print(f"  {len(report.actions)} actions: kioku sleep report {report.run_id}")
+        console.print(f"  error: {escape(report.error)}", soft_wrap=True)
+    for line in phase_lines(report.summary):
+        console.print(f"  {escape(line)}", soft_wrap=True)
+    if not actions:
+        console.print(
+            f"  {count(len(report.actions), 'action')}: kioku sleep report {report.run_id}",
+            soft_wrap=True,
+        )
+        return
+    for action in report.actions:
+        what, ids = action_lines(action, report.context_id)
+        console.print(f"  #{action.seq} {action.phase}: {escape(what)}", soft_wrap=True)
+        if ids:
+            console.print(f"      [dim]{escape(ids)}[/dim]", soft_wrap=True)
 
 
 @app.callback()
@@ -64,7 +75,7 @@ def sleep(
     if as_json:
         print_json(report)
     else:
-        _print_report(report, actions=False)
+        print_report(report, actions=False)
 
 
 @app.command("report")
@@ -75,7 +86,7 @@ def report(run_id: str, url: str | None = UrlOption, as_json: bool = JsonOption)
     if as_json:
         print_json(found)
     else:
-        _print_report(found, actions=True)
+        print_report(found, actions=True)
 
 
 @app.command("rollback")
@@ -86,6 +97,7 @@ def rollback(run_id: str, url: str | None = UrlOption, as_json: bool = JsonOptio
     if as_json:
         print_json(outcome)
         return
-    console.print(f"rolled back {outcome.run.run_id}: {outcome.undone} changes restored")
+    restored = count(outcome.undone, "change")
+    console.print(f"rolled back {outcome.run.run_id}: {restored} restored", soft_wrap=True)
     for skip in outcome.skipped:
         console.print(f"  left #{skip.seq}: {escape(skip.reason)}")

@@ -21,6 +21,7 @@ from kioku.cli.common import (
     print_json,
     print_server_json,
 )
+from kioku.wording import duration
 
 DEFAULT_STATE_TTL = 86_400
 """``kioku.models.DEFAULT_STATE_TTL`` (a test keeps them equal): the models load only when
@@ -42,9 +43,9 @@ def parse_value(text: str) -> object:
 def _show(state: dict[str, Any]) -> None:
     """One key for a person (the JSON of State, from a server or not)."""
     seconds = state.get("expires_in_seconds")
-    expiry = "never expires" if seconds is None else f"expires in {seconds}s"
+    expiry = "never expires" if seconds is None else f"expires in {duration(seconds)}"
     value = json.dumps(state["value"], ensure_ascii=False)
-    console.print(f"{escape(state['key'])} = {escape(value)}  [dim]{expiry}[/dim]")
+    console.print(f"{escape(state['key'])} = {escape(value)}  [dim]{expiry}[/dim]", soft_wrap=True)
 
 
 @app.command("set")

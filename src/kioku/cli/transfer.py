@@ -87,7 +87,9 @@ def import_workspace(
     """Import a whole workspace written by kioku export, as it was (ids, vectors, provenance).
 
     Every line is checked first and the rows are written in one transaction: a bad line, an id
-    the database already holds or a context name the workspace already uses writes nothing.
+    the database already holds or a context name the workspace already uses for a context that
+    holds memories or state writes nothing. A context of that name that is empty (the default
+    a kioku serve made) takes the file's context, and keeps its id.
     (kioku import-jsonl is different: it adds new memories from plain JSON objects to one
     context, as remember does, stamped source_type=import.)
     """
@@ -169,7 +171,13 @@ def _report(
     target: Console, as_json: bool, verb: str, summary: TransferSummary, where: str
 ) -> None:
     if as_json:
-        result = {"workspace": summary.workspace, "file": where, "counts": summary.counts}
+        result: dict[str, object] = {
+            "workspace": summary.workspace,
+            "file": where,
+            "counts": summary.counts,
+        }
+        if verb == "imported":
+            result["into_existing_contexts"] = summary.adopted
         if target is err_console:  # stdout holds the export itself
             sys.stderr.write(json.dumps(result, ensure_ascii=False) + "\n")
         else:
@@ -184,3 +192,12 @@ def _report(
         soft_wrap=True,
         highlight=False,
     )
+    if summary.adopted:  # the target's own empty context(s) of the same name took the file's
+        several = len(summary.adopted) > 1
+        target.print(
+            f"into the workspace's existing empty {'contexts' if several else 'context'} "
+            f"{', '.join(summary.adopted)} ({'their' if several else 'its'} id kept, the "
+            "file's settings taken)",
+            soft_wrap=True,
+            highlight=False,
+        )

@@ -33,6 +33,7 @@ from kioku.models import (
     ApiKeyPage,
     AuditPage,
     BatchResult,
+    Confidence,
     Context,
     ContextPage,
     ContextStats,
@@ -304,11 +305,19 @@ class Operations:
         k: int | None = None,
         filters: Filters | None = None,
         include_related: bool = False,
+        min_confidence: Confidence | None = None,
     ) -> Call[RecallResult]:
         """The ``k`` memories that best answer ``query`` (BM25 + vectors, fused, re-ranked);
-        ``include_related``: their graph neighbours too, as ``related``."""
+        ``include_related``: their graph neighbours too, as ``related``; ``min_confidence``:
+        no results unless the set is at least this sure (``withheld`` counts them)."""
         url = path("contexts", context_id, "recall")
-        body = given(query=query, k=k, filters=filters, include_related=include_related or None)
+        body = given(
+            query=query,
+            k=k,
+            filters=filters,
+            include_related=include_related or None,
+            min_confidence=min_confidence,
+        )
         return Call("POST", url, RecallResult.model_validate_json, body=body)
 
     @operation

@@ -23,10 +23,14 @@ BUCKETS = (
     "pinned-vs-recall",
     "temporal",
     "negative",
+    "absent",
     "thread",
     "mixed-language",
     "newer-first",
 )
+UNANSWERABLE = frozenset({"negative", "absent"})
+"""Buckets whose queries have nothing to find: judged by their confidence alone, left out of
+every ranking average."""
 DATA = Path(__file__).parent / "data"
 DEFAULT_GOLDEN = DATA / "golden.yaml"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -199,9 +203,12 @@ def _check_references(golden: GoldenSet, query: GoldenQuery, where: str) -> None
         for doc_id in getattr(query, field):
             if doc_id not in known:
                 raise GoldenSetError(f"{where}.{field}: unknown document {doc_id!r}")
-    if query.bucket == "negative":
+    if query.bucket in UNANSWERABLE:
         if query.relevant:
-            raise GoldenSetError(f"{where}.relevant: a negative query has no relevant documents")
+            article = "an" if query.bucket[0] in "aeiou" else "a"
+            raise GoldenSetError(
+                f"{where}.relevant: {article} {query.bucket} query has no relevant documents"
+            )
         return
     if not query.relevant:
         raise GoldenSetError(f"{where}.relevant: needs at least one document")

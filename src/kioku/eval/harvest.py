@@ -1,11 +1,15 @@
 """``kioku eval harvest``: feedback events → candidate golden items, for a person to review.
 
-Events are grouped by context and normalised query; a memory is proposed as relevant when its
-helpful votes outnumber its unhelpful ones for that query (the others are listed as
-``unhelpful`` or ``contested``). Each candidate gets a guessed bucket, candidates already in
-the golden set (same normalised query) are dropped, and at most ``per_stratum`` are kept per
-(context, bucket), most-voted first. Nothing here writes the golden file: candidates are
-printed or written elsewhere, and adding them is a reviewed commit (docs/eval.md).
+Events are grouped by context and normalised query, one candidate per context: the same
+question asked in three projects is three candidates, each with its own context's answers. A
+memory is proposed as relevant when its helpful votes outnumber its unhelpful ones for that
+query in that context (the others are listed as ``unhelpful`` or ``contested``). External
+memories of other contexts voted down for the same query are listed as ``tempting`` (one
+recall can span several contexts: they are the decoys a ``trusted-only`` item needs). Each
+candidate gets a guessed bucket, candidates already in the golden set (same normalised query)
+are dropped, and at most ``per_stratum`` are kept per (context, bucket), most-voted first.
+Nothing here writes the golden file: candidates are printed or written elsewhere, and adding
+them is a reviewed commit (docs/eval.md).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ class Candidate:
     relevant: list[str] = field(default_factory=list)
     unhelpful: list[str] = field(default_factory=list)
     contested: list[str] = field(default_factory=list)
+    tempting: list[str] = field(default_factory=list)
+    """External memories of other contexts voted down for the same query."""
     events: int = 0
     notes: list[str] = field(default_factory=list)
     memories: dict[str, MemoryRow] = field(default_factory=dict)
@@ -70,6 +76,7 @@ class Candidate:
             "relevant": [f"m-{m[:8]}" for m in self.relevant],
             "unhelpful": [f"m-{m[:8]}" for m in self.unhelpful],
             "contested": [f"m-{m[:8]}" for m in self.contested],
+            "tempting": [f"m-{m[:8]}" for m in self.tempting],
             "events": self.events,
             "notes": self.notes,
             "rationale": "TODO: one line saying why these memories answer the query",
@@ -80,7 +87,8 @@ class Candidate:
 def guess_bucket(candidate: Candidate) -> str:
     """A first guess for the reviewer (``temporal`` cannot be told from feedback alone)."""
     relevant = [candidate.memories[m] for m in candidate.relevant if m in candidate.memories]
-    others = [candidate.memories[m] for m in candidate.unhelpful if m in candidate.memories]
+    voted_down = [*candidate.unhelpful, *candidate.tempting]
+    others = [candidate.memories[m] for m in voted_down if m in candidate.memories]
     if not relevant:
         return "negative"
     if all(r.trust_tier == "trusted" for r in relevant) and any(
@@ -120,40 +128,54 @@ def harvest(
 ) -> list[Candidate]:
     """Candidates from the feedback of every context (or one), stratified and de-duplicated.
 
-    Events are grouped by normalised query across contexts (one recall can span several, and
-    its feedback lands in each memory's own context); a candidate's context is the one most
-    of its helpful votes were cast in and its text the most used spelling (ties: by name).
+    One candidate per (context, normalised query), labelled with that context and holding only
+    the votes cast there; its text is the most used spelling there (ties: by name). Every
+    context's events are read even for one ``context``: another context's external memories
+    voted down for the same query are its ``tempting`` decoys.
     """
     known = {normalise_query(q.query) for q in golden.queries}
     contexts = runtime.contexts.list_contexts(principal).items
     names = {c.id: c.name for c in contexts}
-    if context is not None:
-        row = runtime.contexts.resolve(principal, context)
-        contexts = [c for c in contexts if c.id == row.id]
-    groups: dict[str, Candidate] = {}
-    votes: dict[str, Counter[tuple[str, bool]]] = {}
-    homes: dict[str, Counter[str]] = {}
-    spellings: dict[str, Counter[str]] = {}
+    wanted = None if context is None else runtime.contexts.resolve(principal, context).name
+    groups: dict[tuple[str, str], Candidate] = {}
+    votes: dict[tuple[str, str], Counter[tuple[str, bool]]] = {}
+    spellings: dict[tuple[str, str], Counter[str]] = {}
     for ctx in contexts:
         for event in _events(runtime, principal, ctx.name):
-            key = normalise_query(event.query or "")
-            if not key or key in known:
+            key = (ctx.name, normalise_query(event.query or ""))
+            if not key[1] or key[1] in known:
                 continue  # no query to propose, or the golden set already asks it
             group = groups.setdefault(key, Candidate(ctx.name, "", event.query or ""))
             group.events += 1
             if event.note:
                 group.notes.append(event.note)
             votes.setdefault(key, Counter())[(event.memory_id, event.helpful)] += 1
-            homes.setdefault(key, Counter())[ctx.name] += int(event.helpful)
             spellings.setdefault(key, Counter())[event.query or ""] += 1
     for key, group in groups.items():
-        group.context = _most(homes[key])
         group.query = _most(spellings[key])
         rows = runtime.store.get_memories(principal.workspace_id, _ids(votes[key]))
         _settle(group, votes[key], rows)
+    for (name, query), group in groups.items():
+        decoys = _decoys(groups, name, query)
+        group.tempting = sorted(decoys)
+        group.memories.update(decoys)
         group.context_names = names
         group.bucket = guess_bucket(group)
-    return stratify(list(groups.values()), per_stratum)
+    kept = [group for (name, _), group in groups.items() if wanted in (None, name)]
+    return stratify(kept, per_stratum)
+
+
+def _decoys(
+    groups: dict[tuple[str, str], Candidate], name: str, query: str
+) -> dict[str, MemoryRow]:
+    """The external memories the other contexts voted down for ``query``."""
+    return {
+        memory_id: group.memories[memory_id]
+        for (other, asked), group in groups.items()
+        if asked == query and other != name
+        for memory_id in group.unhelpful
+        if group.memories[memory_id].trust_tier == "external"
+    }
 
 
 def _most(counts: Counter[str]) -> str:

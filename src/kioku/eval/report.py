@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kioku.eval.baseline import Breach
-from kioku.eval.golden import BUCKETS
+from kioku.eval.golden import BUCKETS, UNANSWERABLE
 from kioku.eval.lanes import LaneReport
 from kioku.eval.leakage import Leak
 from kioku.eval.metrics import RANKING_METRICS
@@ -14,6 +14,7 @@ from kioku.eval.retrieval import OVERALL, RetrievalReport
 CHECKS = {
     "exact": "confident",
     "negative": "abstain",
+    "absent": "abstain",
     "trusted-only": "clean",
     "temporal": "newer_first",
     "newer-first": "wanted_first",
@@ -46,7 +47,7 @@ def render_retrieval(
             continue
         n = next(int(row["n"]) for row in rows if row is not None)
         check = CHECKS.get(bucket)
-        if bucket == "negative":
+        if bucket in UNANSWERABLE:
             cells = ["–"] * len(arms)
         else:
             cells = [_cell(row.get("ndcg@10") if row else None) for row in rows]
@@ -64,7 +65,7 @@ def render_retrieval(
     for arm in arms:
         for bucket in [*BUCKETS, OVERALL]:
             row = report.metrics[arm].get(bucket)
-            if row is None or bucket == "negative":
+            if row is None or bucket in UNANSWERABLE:
                 continue
             cells = " | ".join(_cell(row.get(metric)) for metric in RANKING_METRICS)
             lines.append(f"| {arm} | {bucket} | {cells} |")

@@ -9,6 +9,9 @@ add ``trust_tier: trusted``. Per bucket, besides the ranking metrics:
   which the vector leg alone would otherwise hide on a corpus this small);
 - ``negative``: ``abstain``, the share of queries answered with confidence ``low`` or ``none``
   (they have no relevant document, so they are left out of every ranking average);
+- ``absent``: questions about what the corpus talks of whose answer it does not hold (issue
+  32's abstention set): ``abstain`` as for ``negative``, and ``not_high``, the share not
+  answered ``high`` (``high`` promises a relevant first result);
 - ``trusted-only``: ``clean``, the share whose results hold no external memory at all;
 - ``temporal``: ``newer_first``, the share where the newer fact ranks above every outdated one;
 - ``mixed-language``: ``over_distractor``, the share where the answer (in the other language)
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kioku.eval.corpus import GoldenRuntime
-from kioku.eval.golden import BUCKETS, GoldenQuery, GoldenSet
+from kioku.eval.golden import BUCKETS, UNANSWERABLE, GoldenQuery, GoldenSet
 from kioku.eval.metrics import DEPTH, is_newer_first, mean_rows, ranking_scores
 from kioku.models import RecallFilters, RecallRequest
 
@@ -40,6 +43,8 @@ class Arm:
 
     legs: tuple[str, ...]
     rerank: bool
+    ablate: frozenset[str] = frozenset()
+    """Stages of recall's pipeline turned off (``scripts/ablation.py``)."""
 
 
 ARMS: dict[str, Arm] = {
@@ -93,8 +98,9 @@ def ask(loaded: GoldenRuntime, golden: GoldenSet, query: GoldenQuery, arm: Arm) 
     )
     request = RecallRequest(query=query.query, k=DEPTH, filters=filters)
     result = loaded.runtime.recall.recall(
-        loaded.principal, golden.primary, request, legs=arm.legs, rerank=arm.rerank
-    )
+        loaded.principal, golden.primary, request, legs=arm.legs, rerank=arm.rerank,
+        ablate=arm.ablate,
+    )  # fmt: skip
     # A memory that is not a golden document would be a leak; it keeps its id, marked.
     ranked = tuple(loaded.doc_ids.get(hit.id, f"?{hit.id}") for hit in result.results)
     tiers = tuple(hit.trust_tier for hit in result.results)
@@ -120,6 +126,11 @@ def score_query(query: GoldenQuery, outcome: Outcome, pinned_lane: bool | None) 
     """The metrics of one query in its bucket (see the module docstring)."""
     if query.bucket == "negative":
         return {"abstain": float(outcome.confidence in ABSTAINING)}
+    if query.bucket == "absent":
+        return {
+            "abstain": float(outcome.confidence in ABSTAINING),
+            "not_high": float(outcome.confidence != "high"),
+        }
     scores = ranking_scores(outcome.ranked, query.relevant)
     if query.bucket == "exact":
         scores["confident"] = float(outcome.confidence in CONFIDENT)
@@ -159,7 +170,7 @@ def run_retrieval(
         for query, outcome in zip(golden.queries, outcomes, strict=True):
             scores = score_query(query, outcome, pinned.get(query.id))
             by_bucket.setdefault(query.bucket, []).append(scores)
-            if query.bucket != "negative":
+            if query.bucket not in UNANSWERABLE:
                 overall.append(ranking_scores(outcome.ranked, query.relevant))
         means = {bucket: mean_rows(by_bucket[bucket]) for bucket in BUCKETS if bucket in by_bucket}
         means[OVERALL] = mean_rows(overall)

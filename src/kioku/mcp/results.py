@@ -105,6 +105,8 @@ def _recall(answer: RecallAnswer) -> Any:
     result = answer.result
     hits = [hit_json(hit, explain=answer.explain) for hit in result.results]
     data: dict[str, Any] = {"results": hits, "confidence": result.confidence}
+    if result.withheld:
+        data["withheld"] = result.withheld
     if answer.include_related:
         data["related"] = [neighbour_json(n) for n in result.related]
     return data

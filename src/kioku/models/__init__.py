@@ -63,6 +63,7 @@ from kioku.models.memories import (
     check_trigger_window,
 )
 from kioku.models.recall import (
+    PendingVectorsReport,
     RecallFilters,
     RecallHit,
     RecallRequest,
@@ -136,6 +137,7 @@ __all__ = [
     "MemoryPage",
     "MemoryUpdate",
     "Neighbour",
+    "PendingVectorsReport",
     "PinnedItem",
     "PinnedResult",
     "PurgeResult",

@@ -81,7 +81,7 @@ class SearchConfig(InputModel):
     """The rank term of weighted fusion: each candidate also gains, per leg, ``rank weight ×
     leg weight / its rank in that leg`` (``kioku.search.fusion.add_rank_term``), so a leg's
     first place is not outvoted by how the legs' scores are spread (both 0: scores only; a
-    question in Japanese is always fused by scores only, ``query_rank_weights``;
+    question in Japanese is always fused by scores only, ``rank_weights_for``;
     docs/concepts.md, *How recall ranks*)."""
     leg_trust: Literal["fixed", "sharpness"] = "sharpness"
     """``sharpness``: the lexical leg's weight follows how far its best hit stands out from

@@ -15,6 +15,10 @@ from kioku.models.base import MAX_QUERY_CHARS
 from kioku.vocabulary import Confidence
 
 HookTrust = Literal["trusted", "all"]
+DEFAULT_MIN_CONFIDENCE: Confidence = "moderate"
+"""Memories join a prompt when recall is at least this sure: ``moderate`` promises a relevant
+memory is probably among them, and held-out questions whose answer is not stored reach it
+0.5-3 % of the time (docs/concepts.md, *Confidence*); ``high`` is quieter still, and rare."""
 
 
 class ClaudeCodeHookEvent(BaseModel):
@@ -40,7 +44,7 @@ class HookOptions(BaseModel):
     pinned_chars: int = Field(default=4000, ge=400, le=100_000)
     recall_k: int = Field(default=3, ge=0, le=20)
     recall_chars: int = Field(default=2000, ge=200, le=100_000)
-    min_confidence: Confidence = "high"
+    min_confidence: Confidence = DEFAULT_MIN_CONFIDENCE
     capture: bool = False
 
 

@@ -101,10 +101,21 @@ class ContextStats(BaseModel):
     memories: int = Field(description="Live memories (not deleted, not superseded).")
     deleted: int
     superseded: int
-    pinned: int = Field(description="Live memories with delivery_mode always.")
-    triggered: int = Field(description="Live memories with delivery_mode on_trigger.")
-    external: int = Field(description="Live memories whose trust_tier is external.")
-    embeddings: dict[str, int] = Field(description="Live memories by embedding_status.")
+    pinned: int = Field(
+        description="Memories not deleted with delivery_mode always (merged-away ones "
+        "included: Sleep keeps them for rollback)."
+    )
+    triggered: int = Field(
+        description="Memories not deleted with delivery_mode on_trigger (merged-away ones "
+        "included)."
+    )
+    external: int = Field(
+        description="Memories not deleted whose trust_tier is external (merged-away ones included)."
+    )
+    embeddings: dict[str, int] = Field(
+        description="Memories not deleted by embedding_status (merged-away ones included: "
+        "they keep their vector for rollback and include_superseded)."
+    )
     embedding_model: str | None
     state_keys: int = Field(description="Live (unexpired) keys of the state lane.")
     feedback: dict[str, int] = Field(description="Feedback events: helpful, unhelpful.")

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import (
     BaseModel,
     Field,
+    PrivateAttr,
     StrictBool,
     StrictStr,
     field_validator,
@@ -52,6 +53,12 @@ class RecallRequest(InputModel):
     filters: RecallFilters = Field(default_factory=RecallFilters)
     include_related: StrictBool = Field(
         default=False, description="Also return graph neighbours of the results as related."
+    )
+    min_confidence: Confidence | None = Field(
+        default=None,
+        description="Return no results unless the set's confidence is at least this (high > "
+        "moderate > low > none): nothing rather than noise. `withheld` then says how many "
+        "were held back; `confidence` is still given.",
     )
 
     @field_validator("query")
@@ -118,6 +125,20 @@ class RerankerReport(BaseModel):
     reason: str | None = Field(default=None, description="Why it failed, when it did.")
 
 
+class PendingVectorsReport(BaseModel):
+    """Candidates of this recall that were still waiting for their vector (read-your-writes)."""
+
+    embedded: int = Field(
+        description="Embedded for this recall, so they ranked as they will once their vector "
+        "is stored."
+    )
+    lexical_only: int = Field(
+        description="Beyond the per-recall bound: ranked by the lexical leg alone (the vector "
+        "leg abstaining on them). Above 0, this ranking may still change once the embedding "
+        "worker catches up."
+    )
+
+
 class RecallResult(BaseModel):
     """The ranked results of a recall and how much to trust the set as a whole."""
 
@@ -131,3 +152,28 @@ class RecallResult(BaseModel):
     reranker: RerankerReport | None = Field(
         default=None, description="The model reranker's part (only when one is configured)."
     )
+    withheld: int = Field(
+        default=0,
+        description="How many results were held back because `confidence` is below the "
+        "request's `min_confidence` (`results` is then empty).",
+    )
+    pending_vectors: PendingVectorsReport | None = Field(
+        default=None,
+        description="Only when some candidates had just been written and had no vector yet.",
+    )
+    _timings: dict[str, float] = PrivateAttr(default_factory=dict)
+
+    def set_timings(self, timings: dict[str, float]) -> None:
+        """Seconds each step of this recall took, in order (``Server-Timing``)."""
+        self._timings = dict(timings)
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Where this recall's time went, per pipeline stage (never serialised)."""
+        return self._timings
+
+    def server_timing(self) -> str:
+        """The ``Server-Timing`` header value of this recall (REST and the UI's search): each
+        stage of recall's pipeline (``service/ranking/pipeline.py``) or step around it
+        (``scope``, ``hits``...), in the order they ran, in milliseconds; names, never data."""
+        return ", ".join(f"{name};dur={took * 1000.0:.2f}" for name, took in self._timings.items())

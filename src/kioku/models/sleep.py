@@ -24,8 +24,9 @@ class SleepAction(BaseModel):
     """One logged action of a run: what changed, with the exact values before and after.
 
     ``kind`` is ``supersede``, ``tags``, ``importance``, ``edge``, ``create`` (undone by
-    rollback), ``sweep_state`` (expired keys: not restored) or ``rejected`` (an LLM proposal
-    refused by the rules: nothing changed)."""
+    rollback), ``sweep_state`` (expired keys: not restored) or ``rejected`` (a proposal
+    refused by the rules, or a near-duplicate pair kept apart because the two state different
+    facts: nothing changed)."""
 
     seq: int
     phase: str
@@ -51,10 +52,39 @@ class SleepRun(BaseModel):
     error: str | None
 
 
+class FactDifference(BaseModel):
+    """One kind of fact two memories state differently (docs/sleep.md)."""
+
+    kind: str = Field(
+        description="identifier, version, date, time, amount, number, negation or name."
+    )
+    first: list[str] = Field(
+        description="As written in the first memory: what only it states (negation: its "
+        "negating words)."
+    )
+    second: list[str] = Field(description="The same for the second memory.")
+
+
+class SleepKeptApart(BaseModel):
+    """A near-duplicate pair a merge left apart because the two state different facts
+    (INV-1001 and INV-1002): both stay live. One ``rejected`` action of the run."""
+
+    seq: int = Field(description="The action's place in the run's log.")
+    phase: str = Field(description="merge (cosine) or llm_merge (the model's judgement).")
+    memory_ids: list[str] = Field(description="The two memories, first and second.")
+    differences: list[FactDifference]
+    reason: str = Field(description="The logged note, in words.")
+
+
 class SleepReport(SleepRun):
     """A run with every action it logged, in order."""
 
     actions: list[SleepAction]
+    kept_apart: list[SleepKeptApart] = Field(
+        default_factory=list,
+        description="Near-duplicates not merged because they state different facts (also "
+        "among the actions, as rejected).",
+    )
 
 
 class SleepSkip(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from kioku.search.language import language_of
+from kioku.search.language import Language
 from kioku.signals import ScoredId
 
 
@@ -118,9 +118,10 @@ def add_rank_term(
     return out
 
 
-def query_rank_weights(query: str, lexical: float, vector: float) -> dict[str, float]:
-    """The rank weights ``query`` is fused with: the context's ``lexical`` / ``vector``, except
-    for a query in Japanese (``language_of``), which gets none (fusion by scores alone).
+def rank_weights_for(query_language: Language, lexical: float, vector: float) -> dict[str, float]:
+    """The rank weights a query in ``query_language`` (``language_of``) is fused with: the
+    context's ``lexical`` / ``vector``, except for a query in Japanese, which gets none
+    (fusion by scores alone).
 
     The term was chosen for a failure measured on English (a lexical first place, clear of the
     rest, lost to a short chat line in the two legs' score spread). A Japanese query reaches the
@@ -130,6 +131,6 @@ def query_rank_weights(query: str, lexical: float, vector: float) -> dict[str, f
     and on the golden ``japanese`` bucket it put two wrong lexical firsts on top. Measured in
     docs/benchmarks.md (the rank term, 2026-12-04).
     """
-    if language_of(query) == "ja":
+    if query_language == "ja":
         return {}
     return {"lexical": lexical, "vector": vector}

@@ -24,19 +24,17 @@ constant shift, so it only runs where the candidates span languages (as the shif
 
 ``μ_L`` and ``ν_L`` are measured per embedder on built-in parallel sentences
 (``kioku.search.parallel``), once per process, the first time a recall meets more than one
-language.
+language: by ``kioku.embeddings.language_means``, since measuring takes the embedder and this
+module, like all of search, is pure maths (it imports no embedder, tests/test_structure.py).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from kioku.embeddings.base import Embedder
 from kioku.search.language import Language
-from kioku.search.parallel import PARALLEL
 from kioku.signals import ScoredId
 
 SHIFT = 0.75
@@ -44,43 +42,6 @@ SHIFT = 0.75
 where one language's memories far outnumber the other's (the best of many shifted scores
 wins); three quarters was chosen on a development probe and the golden set's japanese and
 cross-lingual buckets, with both bundled runtimes (docs/embedders.md)."""
-_MEANS: dict[tuple[str, str], dict[Language, np.ndarray]] = {}
-_LOCK = threading.Lock()
-
-
-def language_means(embedder: Embedder) -> dict[Language, np.ndarray]:
-    """The mean memory vector of each language the parallel sentences cover (English stands
-    for ``other``), measured once per embedder model and kept."""
-    return _measured(embedder, "passage", embedder.embed_documents)
-
-
-def query_means(embedder: Embedder) -> dict[Language, np.ndarray]:
-    """The same for the sentences embedded as queries (``ν_L``): a query-side model such as
-    multilingual-e5 places queries and passages of one language in different directions."""
-
-    def embed_queries(texts: Sequence[str]) -> np.ndarray:
-        return np.stack([embedder.embed_query(text) for text in texts])
-
-    return _measured(embedder, "query", embed_queries)
-
-
-def _measured(
-    embedder: Embedder, side: str, embed: Callable[[Sequence[str]], np.ndarray]
-) -> dict[Language, np.ndarray]:
-    cached = _MEANS.get((embedder.name, side))
-    if cached is not None:
-        return cached
-    with _LOCK:
-        cached = _MEANS.get((embedder.name, side))
-        if cached is None:
-            english = embed([english for english, _ in PARALLEL])
-            japanese = embed([japanese for _, japanese in PARALLEL])
-            measured: dict[Language, np.ndarray] = {
-                "other": english.mean(axis=0),
-                "ja": japanese.mean(axis=0),
-            }
-            _MEANS[(embedder.name, side)] = cached = measured
-    return cached
 
 
 def centre(

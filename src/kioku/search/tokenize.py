@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 import Stemmer
-from sudachipy import Dictionary, SplitMode, Tokenizer
+from sudachipy import Dictionary, Morpheme, SplitMode, Tokenizer
 
 _CJK = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3005\u3006]"
@@ -223,6 +223,14 @@ def _chunks(text: str) -> Iterator[str]:
         yield text[start : start + cut]
         start += cut
     yield text[start:]
+
+
+def morphemes(text: str) -> Iterator[Morpheme]:
+    """Sudachi's morphemes (short units) of ``text``, in chunks it accepts: for a reader that
+    needs parts of speech (Sleep's merge guard, ``facts.py``)."""
+    tokenizer = _sudachi()
+    for chunk in _chunks(text):
+        yield from tokenizer.tokenize(chunk)
 
 
 def _cjk_tokens(text: str) -> Iterator[str]:

@@ -25,6 +25,7 @@ from kioku.service import telemetry
 from kioku.service.deadline import DeadlineExceeded, call_within
 from kioku.storage.base import Store
 from kioku.storage.records import EmbeddingJob
+from kioku.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,8 @@ class EmbeddingScheduler:
         landed = 0
         for start in range(0, len(jobs), _BATCH):
             if self._stop.is_set():
-                log.warning("shutting down: %d memories left pending", len(jobs) - start)
+                left = count(len(jobs) - start, "memory", "memories")
+                log.warning("shutting down: %s left pending", left)
                 break
             landed += self._embed_batch(jobs[start : start + _BATCH])
         telemetry.embedded(landed)
@@ -107,7 +109,10 @@ class EmbeddingScheduler:
                 job.memory_id, self.item_budget.total_seconds(), len(job.text),
             )  # fmt: skip
         else:
-            log.error("embedding failed for memory %s: %r", job.memory_id, exc, exc_info=exc)
+            log.error(
+                "embedding failed for memory %s: %s: %s",
+                job.memory_id, type(exc).__name__, exc, exc_info=exc,
+            )  # fmt: skip
         self.store.mark_embedding_failed(job.workspace_id, [job.memory_id])
 
     def claim(self, limit: int) -> list[EmbeddingJob]:

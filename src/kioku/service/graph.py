@@ -5,10 +5,12 @@ Learning rules (all bounded, weights stay in (0, 1]):
 - **co-recall**: after each ``recall`` the top ``co_recall_top`` results (default 3) of each
   context strengthen their pairwise edges, ``w ← w + η·(1 − w)`` with ``η = recall_rate``
   (0.1): a new edge starts at 0.1, ten co-recalls take it to 0.65. Only results the ranking
-  stood behind take part (``stood_behind``, ``search/standing.py``): none when the recall's
-  confidence is ``low`` or ``none``, and otherwise those scoring at least ``co_recall_floor``
-  (0.5) of the top result's score, so a filler result that merely completes the top 3 is
-  never linked.
+  stood behind take part (``stood_behind``): none when the recall's confidence is ``low`` or
+  ``none``, and otherwise the top result, those scoring at least ``co_recall_floor`` (0.5) of
+  its score (``search/standing.py``) and those both legs rank in their top
+  ``co_recall_legs_top`` (3), so a filler result that merely completes the top 3 (one leg
+  found it, far below the top) is never linked. The rule was chosen by measurement
+  (docs/graph.md, ``benchmark/hebbian.py``).
 - **feedback**: helpful feedback on memory *m* for query *q* strengthens *m*'s edges to the
   other memories found helpful for exactly *q* in that context (``η = feedback_rate``, 0.2);
   unhelpful feedback on *m* for *q* weakens those same edges, ``w ← w·(1 − η)``
@@ -61,8 +63,13 @@ class GraphSettings:
 
     learn: bool = True
     co_recall_top: int = 3
-    co_recall_floor: float = STANDING_FLOOR
-    """A result co-learns only at this share of the top result's score or more."""
+    co_recall_floor: float | None = STANDING_FLOOR
+    """A result stands at this share of the top result's score or more (None: never by score)."""
+    co_recall_legs_top: int | None = 3
+    """A result stands when both legs rank it within this many (None: never by rank); the
+    ranks come from ``Recalled``, which the recall fills from ``score_breakdown``."""
+    co_recall_every: bool = False
+    """Stand only by every criterion set above, not by any one of them."""
     co_recall_confident: bool = True
     """Co-recall learns nothing from a recall whose confidence is ``low`` or ``none``."""
     recall_rate: float = 0.1
@@ -80,13 +87,30 @@ class Recalled:
     memory_id: str
     context_id: str
     score: float
+    lexical_rank: int | None = None
+    vector_rank: int | None = None
+    """Each leg's rank of it (``score_breakdown``); None where that leg did not find it."""
 
 
-def stood_behind(ranked: Sequence[Recalled], floor: float) -> list[Recalled]:
-    """The results (best first) the ranking stands behind (``search/standing.py``)."""
+def stood_behind(ranked: Sequence[Recalled], settings: GraphSettings) -> list[Recalled]:
+    """The results (best first) the ranking stands behind, by ``settings``' criteria: at
+    ``co_recall_floor`` of the top score or more (``search/standing.py``), ranked within
+    ``co_recall_legs_top`` by both legs; any one of those set, or every one."""
     if not ranked:
         return []
-    return [result for result in ranked if stands(result.score, ranked[0].score, floor)]
+    top = ranked[0].score
+    return [result for result in ranked if _stands(result, top, settings)]
+
+
+def _stands(result: Recalled, top: float, settings: GraphSettings) -> bool:
+    verdicts: list[bool] = []
+    if settings.co_recall_floor is not None:
+        verdicts.append(stands(result.score, top, settings.co_recall_floor))
+    if settings.co_recall_legs_top is not None:
+        within = settings.co_recall_legs_top
+        ranks = (result.lexical_rank, result.vector_rank)
+        verdicts.append(all(rank is not None and rank <= within for rank in ranks))
+    return all(verdicts) if settings.co_recall_every else any(verdicts)
 
 
 @dataclass(frozen=True)
@@ -194,7 +218,7 @@ class Associations:
             return
         if self.settings.co_recall_confident and confidence in ("low", "none"):
             return
-        stood = stood_behind(ranked[: self.settings.co_recall_top], self.settings.co_recall_floor)
+        stood = stood_behind(ranked[: self.settings.co_recall_top], self.settings)
         top = [(result.memory_id, result.context_id) for result in stood]
         by_context: dict[str, list[str]] = {}
         for memory_id, context_id in top:
@@ -324,9 +348,9 @@ class Associations:
         limit: int,
     ) -> list[Neighbour]:
         """``recall(include_related=true)``: direct neighbours of the results the ranking stood
-        behind (``stood_behind``), never a result itself. A filler result (one that scored
+        behind (``stood_behind``), never a result itself. A filler result (one leg found it,
         far below the top) brings no neighbours of its own topic into the answer."""
-        seeds = [r.memory_id for r in stood_behind(results, self.settings.co_recall_floor)]
+        seeds = [r.memory_id for r in stood_behind(results, self.settings)]
         if not seeds:
             return []
         others = [r.memory_id for r in results if r.memory_id not in seeds]

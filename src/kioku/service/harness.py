@@ -31,7 +31,7 @@ from kioku.models.harness import (
 )
 from kioku.service.delivery import DeliveryService
 from kioku.service.guard import operation
-from kioku.service.harness_text import CONFIDENCE_ORDER, pinned_block, recalled_block
+from kioku.service.harness_text import pinned_block, recalled_block
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Principal
 from kioku.service.recall import RecallService
@@ -96,13 +96,13 @@ class HarnessService:
             query=prompt[:MAX_QUERY_CHARS],
             k=options.recall_k,
             filters=RecallFilters(trust_tier=trust, delivery_mode=["on_recall"]),
+            min_confidence=options.min_confidence,
         )
         if len(options.contexts) > 1:
             request.filters.context_ids = list(options.contexts)
         context = options.contexts[0]
         result = self.recall.recall(principal, context, request)
-        wanted = CONFIDENCE_ORDER.index(options.min_confidence)
-        if not result.results or CONFIDENCE_ORDER.index(result.confidence) > wanted:
+        if not result.results:  # nothing found, or withheld below ``min_confidence``
             return ""
         return recalled_block(context, result, max_chars=options.recall_chars)
 

@@ -17,10 +17,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from kioku.clock import Clock, system_clock
 from kioku.service.suspicious import memory_is_suspicious
 from kioku.storage.base import Store
+from kioku.wording import count, plain
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +36,22 @@ class Job:
 
     name: str
     every: timedelta
-    run: Callable[[datetime], object]
-    """Called with "now"; what it returns is logged (e.g. how many rows a sweep removed)."""
+    run: Callable[[datetime], Any]
+    """Called with "now"; what it returns is logged (e.g. how many rows a sweep removed), as
+    JSON-ready data (the ``result`` field of a JSON log line)."""
+    describe: Callable[[Any], str] = plain
+    """What it returned, as the end of a sentence (``deleted 3 expired state keys``)."""
 
 
 def sweep_expired_state(store: Store, every: timedelta) -> Job:
     """Delete expired state keys of every workspace (reads already hide them; this frees
     the space). The name is fixed: every replica claims the same job."""
-    return Job("state-sweep", every, lambda now: store.sweep_state(None, None, now))
+    return Job(
+        "state-sweep",
+        every,
+        lambda now: store.sweep_state(None, None, now),
+        lambda n: f"deleted {count(n, 'expired state key')}",
+    )
 
 
 GRANT_RETENTION = timedelta(days=1)
@@ -61,6 +71,7 @@ def sweep_oauth(store: Store, every: timedelta) -> Job:
         "oauth-sweep",
         every,
         lambda now: store.sweep_oauth(now - GRANT_RETENTION, now - UNUSED_CLIENT_RETENTION, now),
+        lambda n: f"deleted {count(n, 'OAuth row')} (expired grants, spent tickets, idle clients)",
     )
 
 
@@ -87,7 +98,12 @@ def judge_unjudged(store: Store) -> int:
 
 def sweep_verdicts(store: Store, every: timedelta = VERDICT_SWEEP_EVERY) -> Job:
     """``judge_unjudged`` once per ``every`` across the replicas."""
-    return Job("verdict-sweep", every, lambda now: judge_unjudged(store))
+    return Job(
+        "verdict-sweep",
+        every,
+        lambda now: judge_unjudged(store),
+        lambda n: f"judged {count(n, 'external memory', 'external memories')}",
+    )
 
 
 def replica_name() -> str:
@@ -125,7 +141,9 @@ class JobRunner:
             except Exception:
                 log.exception("job %s failed on %s", job.name, self.holder)
                 continue
-            log.info("job %s ran on %s: %s", job.name, self.holder, result)
+            fields = {"job": job.name, "holder": self.holder, "result": result}
+            said = job.describe(result)
+            log.info("job %s ran on %s: %s", job.name, self.holder, said, extra={"fields": fields})
             ran.append(job.name)
         return ran
 

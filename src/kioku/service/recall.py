@@ -1,37 +1,25 @@
-"""``recall``: hybrid search (BM25 + vectors), fusion, re-rank, confidence (docs/concepts.md)."""
+"""``recall``: hybrid search (BM25 + vectors), fusion, re-rank, confidence (docs/concepts.md).
+
+The ranking itself is a pipeline of named stages (``service/ranking/pipeline.py``); this
+service scopes a request, runs the pipeline, optionally hands the head to the model
+reranker, loads the results, judges the set's confidence and lets the graph learn from it.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-
-import numpy as np
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from kioku.embeddings.base import Embedder
 from kioku.models import (
+    PendingVectorsReport,
     RecallHit,
     RecallRequest,
     RecallResult,
-    ScoreBreakdown,
     SearchConfig,
 )
-from kioku.search.confidence import judge_confidence
-from kioku.search.fusion import (
-    add_rank_term,
-    fuse_rrf,
-    fuse_weighted,
-    leg_ranks,
-    query_rank_weights,
-)
-from kioku.search.leg_trust import trusted_weights
-from kioku.search.past import query_tense
-from kioku.search.rerank import rerank_factor, suspicion_factor
-from kioku.search.thread_scores import thread_lift
-from kioku.search.threads import thread_bonus, with_bonus
-from kioku.search.tokenize import tokenize
-from kioku.search.versions import order_versions, version_window
+from kioku.search.confidence import gather_evidence, is_calibrated, judge_confidence, meets
 from kioku.service import telemetry
 from kioku.service.contexts import ContextService
 from kioku.service.filters import memory_filter
@@ -39,14 +27,13 @@ from kioku.service.graph import Associations, Recalled
 from kioku.service.guard import operation
 from kioku.service.model_rerank import ModelReranking
 from kioku.service.principal import Principal
-from kioku.service.recall_languages import language_view
-from kioku.service.views import memory_view
+from kioku.service.ranking import pipeline, results
+from kioku.service.ranking.state import Query, Ranking, Tools
 from kioku.storage.base import Store
-from kioku.storage.records import ContextRow, MemoryFilter, RankingSignals, ScoredId
+from kioku.storage.records import ContextRow
 
 MIN_LEG_DEPTH = 40
 RELATED_MIN_WEIGHT = 0.05
-_LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kioku-recall")
 
 
 class RecallService:
@@ -69,6 +56,7 @@ class RecallService:
         self.graph = graph or Associations(store, contexts)
         self.model_rerank = model_rerank
         """The optional model reranker (docs/concepts.md): only full recalls with ``rerank``."""
+        self.tools = Tools(store, embedder, self.graph)
 
     def _scope(
         self, principal: Principal, context_ref: str, request: RecallRequest
@@ -89,54 +77,79 @@ class RecallService:
         *,
         legs: tuple[str, ...] = ("lexical", "vector"),
         rerank: bool = True,
+        ablate: frozenset[str] = frozenset(),
     ) -> RecallResult:
         """Search one context (plus ``filters.context_ids``); deterministic for the same data.
 
-        ``legs`` exists for the benchmark's single-leg arms and ``rerank=False`` (the fused
-        order, every factor 1.0, no thread neighbours) for the eval gate's plain-hybrid arm;
+        ``legs`` exists for the benchmark's single-leg arms, ``rerank=False`` (the fused
+        order, every factor 1.0, no thread neighbours) for the eval gate's plain-hybrid arm
+        and ``ablate`` (stage names, ``pipeline.ABLATABLE``) for the benchmark's ablation;
         surfaces always use the defaults.
         """
-        with self.store.reads_together(principal.workspace_id):
-            ranking = self._rank(principal, context_ref, request, legs, rerank)
-        if not ranking.ranked:
-            return RecallResult(results=[], confidence="none", legs=list(ranking.ran))
+        disabled = ablate | (frozenset() if rerank else pipeline.RERANKING)
         ws = principal.workspace_id
+        with self.store.reads_together(ws):
+            ranking = self._rank(principal, context_ref, request, legs, disabled)
+        if not ranking.ranked:
+            return _answer(ranking, RecallResult(results=[], confidence="none",
+                                                 legs=list(ranking.ran)))  # fmt: skip
         model = None
         if self.model_rerank is not None and rerank and set(legs) == {"lexical", "vector"}:
             # Outside any transaction: the reranker is a remote call.
-            model = self.model_rerank.apply(self.store, ws, request.query, ranking.ranked)
+            with _timed(ranking, "model_rerank"):
+                model = self.model_rerank.apply(self.store, ws, request.query, ranking.ranked)
             ranking.ranked = model.ranked
         with self.store.reads_together(ws):
-            hits = ranking.hits(self.store, ranking.ranked[: request.k])
+            with _timed(ranking, "hits"):
+                hits = results.hits(ranking, self.store, ranking.ranked[: request.k])
             if model is not None:
                 model.annotate(hits)
-            top = hits[0].score_breakdown if hits else None
-            confidence = judge_confidence(
-                top.lexical_rank if top else None,
-                top.vector_rank if top else None,
-                len(ranking.ran),
+            evidence = gather_evidence(
+                ranking.query.terms,
+                (hits[0].id, f"{hits[0].summary}\n{hits[0].content}") if hits else None,
+                [score for score, _ in ranking.ranked[:2]],
+                ranking.ran.get("lexical"),
+                ranking.closest() if is_calibrated(self.embedder) else None,
                 crossed=ranking.crossed,
             )
+            confidence = judge_confidence(evidence)
+            withheld = 0 if meets(confidence, request.min_confidence) else len(hits)
+            if withheld:  # nothing rather than noise: no results, no related, nothing learnt
+                hits = []
             recalled = [recalled_as(hit) for hit in hits]
             related = []
             if request.include_related and hits:
-                related = self.graph.related(
-                    ws, recalled, ranking.flt, min_weight=RELATED_MIN_WEIGHT, limit=request.k
-                )
-        self.graph.learn_from_recall(ws, recalled, confidence)
-        return RecallResult(
-            results=hits,
-            confidence=confidence,
-            legs=list(ranking.ran),
-            related=related,
-            reranker=model.report if model is not None else None,
+                with _timed(ranking, "related"):
+                    related = self.graph.related(
+                        ws, recalled, ranking.flt, min_weight=RELATED_MIN_WEIGHT, limit=request.k
+                    )
+        with _timed(ranking, "learn"):
+            self.graph.learn_from_recall(ws, recalled, confidence)
+        return _answer(
+            ranking,
+            RecallResult(
+                results=hits,
+                confidence=confidence,
+                legs=list(ranking.ran),
+                related=related,
+                reranker=model.report if model is not None else None,
+                withheld=withheld,
+            ),
         )
 
-    def ranking(self, principal: Principal, context_ref: str, request: RecallRequest) -> Ranking:
+    def ranking(
+        self,
+        principal: Principal,
+        context_ref: str,
+        request: RecallRequest,
+        *,
+        ablate: frozenset[str] = frozenset(),
+    ) -> Ranking:
         """Recall's whole ranking for ``request`` (every candidate, not cut at ``k``), with no
-        side effect: nothing is learnt from it. ``forget_by_query`` matches with it."""
+        side effect: nothing is learnt from it. ``forget_by_query`` matches with it; the
+        ablation (``scripts/ablation.py``) turns stages off with ``ablate``."""
         with self.store.reads_together(principal.workspace_id):
-            return self._rank(principal, context_ref, request, ("lexical", "vector"), True)
+            return self._rank(principal, context_ref, request, ("lexical", "vector"), ablate)
 
     def _rank(
         self,
@@ -144,233 +157,60 @@ class RecallService:
         context_ref: str,
         request: RecallRequest,
         legs: tuple[str, ...],
-        rerank: bool,
+        disabled: frozenset[str],
     ) -> Ranking:
         """The whole ranking. Its callers hold ``reads_together``: the reads on this thread
-        (the context, the lexical leg, every stage's signals) share one transaction; the
-        vector leg runs on its own thread and connection."""
-        scope = self._scope(principal, context_ref, request)
-        flt = memory_filter(request.filters)
-        ws = principal.workspace_id
-        depth = max(request.k * self.fetch_factor, MIN_LEG_DEPTH)
-        config = SearchConfig.model_validate(scope[0].search_config)
-
-        ran, query_vector = self._run_legs(scope, request, flt, depth, legs)
-        view = language_view(
-            self.store, self.embedder, ws, request.query, query_vector, ran,
-            config.language_calibration,
-        )  # fmt: skip
-        ran = view.ran
-        ranking = Ranking(ws=ws, flt=flt, depth=depth, ran=ran, crossed=view.crossed)
-        weights = {
-            "lexical": config.lexical_weight * view.scale.get("lexical", 1.0),
-            "vector": config.vector_weight * view.scale.get("vector", 1.0),
-        }
-        if config.leg_trust == "sharpness":
-            weights = trusted_weights(ran, weights)
-        if config.fusion == "weighted":
-            ranking.fused = fuse_weighted(ran, weights, view.blind)
-            rank_weights = query_rank_weights(
-                request.query, config.lexical_rank_weight, config.vector_rank_weight
-            )
-            ranking.fused = add_rank_term(ranking.fused, ran, weights, rank_weights, view.blind)
-        else:
-            ranking.fused = fuse_rrf(ran, weights, config.rrf_k)
-        if not ranking.fused:
-            return ranking
-        fused = ranking.fused
-        signals = self.store.ranking_signals(ws, list(fused))
-        if not signals:  # every candidate purged between the legs and now
-            return ranking
-        newest = max(signal.created_at for signal in signals.values())
-        ranking.factors = {
-            memory_id: rerank_factor(signals[memory_id], newest) if rerank else 1.0
-            for memory_id in fused
-            if memory_id in signals
-        }
-        if rerank:  # external text that reads like orders counts half (``search/rerank.py``)
-            ranking.suspicion_factors = {
-                memory_id: factor
-                for memory_id in ranking.factors
-                if (factor := suspicion_factor(signals[memory_id])) != 1.0
-            }
-        demoted = ranking.suspicion_factors
-        # A tie goes to the newer memory, then to the id: like ``leg_ranks``, so that the order
-        # of equal scores does not depend on which uuid each memory happened to draw.
-        ranked = sorted(
-            (
-                (fused[memory_id] * f * demoted.get(memory_id, 1.0), memory_id)
-                for memory_id, f in ranking.factors.items()
-            ),
-            key=lambda pair: (-pair[0], -signals[pair[1]].created_at.timestamp(), pair[1]),
+        (the context, both legs, every stage's reads) share one transaction (with
+        ``legs.PARALLEL`` on, the vector leg would run on its own thread and connection)."""
+        with _timed_alone("scope") as took:
+            scope = self._scope(principal, context_ref, request)
+        ranking = Ranking(
+            ws=principal.workspace_id,
+            scope=scope,
+            flt=memory_filter(request.filters),
+            depth=max(request.k * self.fetch_factor, MIN_LEG_DEPTH),
+            config=SearchConfig.model_validate(scope[0].search_config),
+            query=Query(request.query),
+            legs=legs,
+            disabled=disabled,
         )
-        if rerank and config.thread_score_weight > 0:  # part of the re-ranking stage
-            ranked = _thread_scores(ranking, ranked, signals, config.thread_score_weight)
-        if rerank and config.thread_weight > 0:
-            ranked = self._thread_neighbours(scope, ranking, ranked, config.thread_weight)
-        if config.graph_boost > 0:
-            ranked, ranking.graph_factors = self.graph.boost(
-                ws, ranked, config.graph_boost, trusted_only=flt.trust_tier == "trusted"
-            )
-        tense = query_tense(request.query)
-        if rerank and tense != "either":  # newer fact first (older, asked about the past)
-            versions = self.store.version_signals(ws, version_window(ranked))
-            past = tense == "past"
-            ranked, ranking.version_factors = order_versions(ranked, versions, past=past)
-        ranking.ranked = ranked
-        return ranking
-
-    def _thread_neighbours(
-        self,
-        scope: list[ContextRow],
-        ranking: Ranking,
-        ranked: list[tuple[float, str]],
-        weight: float,
-    ) -> list[tuple[float, str]]:
-        """``ranked`` with each memory's share of its thread neighbours' scores added."""
-        pairs = self.store.thread_neighbours(
-            ranking.ws, [row.id for row in scope], [memory_id for _, memory_id in ranked],
-            ranking.flt,
-        )  # fmt: skip
-        bonus = thread_bonus(ranked, pairs, weight)
-        for memory_id, gain in bonus.items():
-            ranking.thread_bonus[memory_id] = ranking.thread_bonus.get(memory_id, 0.0) + gain
-        return with_bonus(ranked, bonus) if bonus else ranked
-
-    def _run_legs(
-        self,
-        scope: list[ContextRow],
-        request: RecallRequest,
-        flt: MemoryFilter,
-        depth: int,
-        legs: tuple[str, ...],
-    ) -> tuple[dict[str, list[ScoredId]], np.ndarray | None]:
-        """Each requested leg's ranked candidates, lexical first, and the query's vector (when
-        the vector leg ran)."""
-        ws = scope[0].workspace_id
-        context_ids = [row.id for row in scope]
-        ran: dict[str, list[ScoredId]] = {}
-        vector_contexts = self._vector_contexts(scope)
-        vector_leg: Future[list[ScoredId]] | None = None
-        query_vector: list[np.ndarray] = []
-        if "vector" in legs and self.embedder is not None and vector_contexts:
-            # The vector leg (query embedding + search) runs beside the lexical leg: both
-            # spend their time in native code that releases the GIL.
-            embedder = self.embedder
-
-            def search_vectors() -> list[ScoredId]:
-                query_vector.append(embedder.embed_query(request.query))
-                return self.store.vector_search(ws, vector_contexts, query_vector[0], flt, depth)
-
-            vector_leg = _LEG_POOL.submit(timed_leg, "vector", search_vectors)
-        if "lexical" in legs:
-            ran["lexical"] = timed_leg(
-                "lexical",
-                lambda: self.store.lexical_search(
-                    ws, context_ids, tokenize(request.query), flt, depth
-                ),
-            )
-        if vector_leg is not None:
-            ran["vector"] = vector_leg.result()
-        return ran, query_vector[0] if query_vector else None
-
-    def _vector_contexts(self, scope: list[ContextRow]) -> list[str]:
-        """Contexts whose stored vectors come from the embedder we can embed the query with."""
-        if self.embedder is None:
-            return []
-        return [row.id for row in scope if row.embedding_model == self.embedder.name]
+        ranking.timings["scope"] = took()
+        return pipeline.rank(ranking, self.tools)
 
 
-def _thread_scores(
-    ranking: Ranking,
-    ranked: list[tuple[float, str]],
-    signals: dict[str, RankingSignals],
-    weight: float,
-) -> list[tuple[float, str]]:
-    """``ranked`` with each memory moved ``weight`` of the way up to its thread's best score
-    (``search/thread_scores.py``); what it gained is counted in ``thread_bonus``."""
-    threads = {memory_id: signal.thread for memory_id, signal in signals.items() if signal.thread}
-    lift = thread_lift(ranked, threads, weight)
-    ranking.thread_bonus.update(lift)
-    return with_bonus(ranked, lift) if lift else ranked
-
-
-def _rounded(value: float | None, places: int) -> float | None:
-    return None if value is None else round(value, places)
-
-
-def timed_leg(leg: str, search: Callable[[], list[ScoredId]]) -> list[ScoredId]:
-    """Run one leg's search and tell ``telemetry`` how long it took."""
+@contextmanager
+def _timed_alone(step: str) -> Iterator[Callable[[], float]]:
+    """Time a step of recall outside the pipeline like a stage (metrics); the block is
+    handed a function that says how long it took, once it is over."""
+    took = 0.0
     began = time.perf_counter()
     try:
-        return search()
+        yield lambda: took
     finally:
-        telemetry.recall_leg(leg, time.perf_counter() - began)
+        took = time.perf_counter() - began
+        telemetry.recall_stage(step, took)
 
 
-@dataclass
-class Ranking:
-    """Every candidate of one search, best first, and how each score was made."""
+@contextmanager
+def _timed(ranking: Ranking, step: str) -> Iterator[None]:
+    """``_timed_alone``, noted in the ranking's timings too (``Server-Timing``)."""
+    with _timed_alone(step) as took:
+        yield
+    ranking.timings[step] = took()
 
-    ws: str
-    flt: MemoryFilter
-    depth: int
-    """How deep each leg looked: a leg that returned this many may have had more."""
-    ran: dict[str, list[ScoredId]]
-    crossed: bool = False
-    """The legs disagree across languages (``recall_languages``): no ``high`` confidence."""
-    fused: dict[str, float] = field(default_factory=dict)
-    factors: dict[str, float] = field(default_factory=dict)
-    suspicion_factors: dict[str, float] = field(default_factory=dict)
-    """Only the ``suspicious`` results, demoted (``search/rerank.py``)."""
-    graph_factors: dict[str, float] = field(default_factory=dict)
-    thread_bonus: dict[str, float] = field(default_factory=dict)
-    """What its thread added to each score: the share of the thread's best score and of the
-    thread neighbours' (a memory no leg found has only the latter)."""
-    version_factors: dict[str, float] = field(default_factory=dict)
-    """Only the results the newer-fact-first stage moved (``search/versions.py``)."""
-    ranked: list[tuple[float, str]] = field(default_factory=list)
 
-    def leg_rank(self, leg: str) -> dict[str, tuple[int, float]]:
-        """A leg's (rank, raw score) of each memory it found."""
-        leg_hits = self.ran.get(leg, [])
-        rank = leg_ranks(leg_hits)
-        return {hit.memory_id: (rank[hit.memory_id], hit.score) for hit in leg_hits}
-
-    def hits(self, store: Store, ranked: list[tuple[float, str]]) -> list[RecallHit]:
-        """``ranked`` as results; only these rows are loaded in full (content can be up to
-        1 MiB each). A memory purged since the legs ran is skipped."""
-        rows = store.get_memories(self.ws, [memory_id for _, memory_id in ranked])
-        lexical_ranks, vector_ranks = self.leg_rank("lexical"), self.leg_rank("vector")
-        hits: list[RecallHit] = []
-        for score, memory_id in ranked:
-            row = rows.get(memory_id)
-            if row is None:
-                continue
-            lexical = lexical_ranks.get(memory_id)
-            vector = vector_ranks.get(memory_id)
-            breakdown = ScoreBreakdown(
-                lexical=None if lexical is None else round(lexical[1], 6),
-                lexical_rank=None if lexical is None else lexical[0],
-                vector=None if vector is None else round(vector[1], 6),
-                vector_rank=None if vector is None else vector[0],
-                fused=round(self.fused.get(memory_id, 0.0), 8),
-                rerank=round(self.factors.get(memory_id, 1.0), 6),
-                suspicious=self.suspicion_factors.get(memory_id),
-                graph=round(self.graph_factors[memory_id], 6) if self.graph_factors else None,
-                thread=_rounded(self.thread_bonus.get(memory_id), 8),
-                newer_first=_rounded(self.version_factors.get(memory_id), 6),
-            )
-            hits.append(
-                RecallHit(
-                    **memory_view(row).model_dump(),
-                    score=round(score, 8),
-                    score_breakdown=breakdown,
-                )
-            )
-        return hits
+def _answer(ranking: Ranking, result: RecallResult) -> RecallResult:
+    """``result`` with what only this recall knows: the candidates still waiting for their
+    vector, and where the time went (``RecallResult.timings``, not serialised)."""
+    if ranking.pending is not None:
+        result.pending_vectors = PendingVectorsReport(
+            embedded=ranking.pending.embedded, lexical_only=ranking.pending.lexical_only
+        )
+    result.set_timings(ranking.timings)
+    return result
 
 
 def recalled_as(hit: RecallHit) -> Recalled:
-    """A result as the graph reads it: where it lives and its score."""
-    return Recalled(hit.id, hit.context_id, hit.score)
+    """A result as the graph reads it: where it lives, its score and each leg's rank of it."""
+    ranks = hit.score_breakdown
+    return Recalled(hit.id, hit.context_id, hit.score, ranks.lexical_rank, ranks.vector_rank)

@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 class Listener(Protocol):
     def recall_leg(self, leg: str, seconds: float) -> None: ...
 
+    def recall_stage(self, stage: str, seconds: float) -> None: ...
+
     def embedded(self, count: int) -> None: ...
 
     def sleep_run(self, trigger: str, status: str, summary: Mapping[str, Any]) -> None: ...
@@ -41,6 +43,12 @@ def _each(method: str, *args: Any) -> None:
 def recall_leg(leg: str, seconds: float) -> None:
     """One recall leg (``lexical``, ``vector``: query embedding included) took ``seconds``."""
     _each("recall_leg", leg, seconds)
+
+
+def recall_stage(stage: str, seconds: float) -> None:
+    """One stage of recall's ranking (``service/ranking/pipeline.py``), or the loading of its
+    results (``hits``), took ``seconds``."""
+    _each("recall_stage", stage, seconds)
 
 
 def embedded(count: int) -> None:

@@ -3,8 +3,9 @@
 The file: a header line, then connectors, contexts, memories (every column, the vector,
 soft-deleted ones too), graph edges, feedback events (in append order) and live state keys,
 then an ``end`` line with the counts (a truncated file is refused). Import checks every line
-before writing anything, refuses ids the target database already holds, and restores the rows
-in one transaction.
+before writing anything, refuses ids the target database already holds, imports a context
+into the target's empty context of the same name (a ``kioku serve`` started first made a
+``default``) and refuses one that holds something, and restores the rows in one transaction.
 docs/scaling.md describes the format.
 """
 
@@ -56,6 +57,9 @@ class TransferSummary:
 
     workspace: str
     counts: dict[str, int]
+    adopted: list[str] = field(default_factory=list)
+    """Contexts of the file imported into the target's own empty context of the same name
+    (its id kept): e.g. the ``default`` a ``kioku serve`` made before the import."""
 
 
 # ---------------------------------------------------------------- export
@@ -105,6 +109,8 @@ class _Check:
     )  # fmt: skip
     connector_names: set[tuple[str, str]] = field(default_factory=set)
     context_names: set[str] = field(default_factory=set)
+    context_ids: dict[str, str] = field(default_factory=dict)
+    """The file's context id of each context name."""
     memory_contexts: dict[str, str] = field(default_factory=dict)
     context_dims: dict[str, int | None] = field(default_factory=dict)
     state_keys: set[tuple[str, str]] = field(default_factory=set)
@@ -116,22 +122,22 @@ def import_file(
 ) -> TransferSummary:
     """Restore an export into ``workspace`` (default: the exported one; created if missing).
 
-    All or nothing: a bad line, an id the database already holds or a context name the target
-    workspace already uses raises before anything is written.
+    A context of the file whose name the target workspace already uses is imported into that
+    context when it is empty (no memory, forgotten ones included, and no state key, expired
+    ones included: ``held_contexts``), which keeps its id; the summary names them. All or
+    nothing: a bad line, an id the database already holds or a context name taken by a
+    context that holds something raises before anything is written.
     """
     check = check_file(path)
     name = workspace or check.workspace
     _check_workspace_name(name)
     target = store.get_workspace_by_name(name)
-    if target is not None:
-        taken = sorted(check.context_names & {c.name for c in store.list_contexts(target.id)})
-        if taken:
-            raise ConflictError(
-                f"workspace {name!r} already has contexts named {', '.join(taken)}; "
-                "nothing was imported",
-                field="workspace",
-            )
-    for kind, ids in check.ids.items():
+    adopted = {} if target is None else _adoptable(store, target.id, name, check)
+    written: dict[IdKind, set[str]] = {
+        **check.ids,
+        "context": check.ids["context"] - adopted.keys(),
+    }
+    for kind, ids in written.items():
         clash = store.existing_ids(kind, sorted(ids))
         if clash:
             raise ConflictError(
@@ -141,8 +147,29 @@ def import_file(
             )
     target = target or store.ensure_workspace(name)
     total = check.counts.total()
-    store.restore_workspace(target.id, _rows(path, target.id, total, progress))
-    return TransferSummary(name, {kind: check.counts[kind] for kind in _KINDS})
+    rows = _rows(path, target.id, total, progress, adopted)
+    store.restore_workspace(target.id, rows, adopt=set(adopted.values()))
+    counts = {kind: check.counts[kind] for kind in _KINDS}
+    names = {file_id: context for context, file_id in check.context_ids.items()}
+    return TransferSummary(name, counts, sorted(names[file_id] for file_id in adopted))
+
+
+def _adoptable(store: Store, workspace_id: str, name: str, check: _Check) -> dict[str, str]:
+    """The file's context ids whose names the workspace already uses, each with the id of the
+    workspace's context of that name; raises if one of those holds anything."""
+    existing = {c.name: c.id for c in store.list_contexts(workspace_id)}
+    taken = sorted(check.context_names & existing.keys())
+    held = store.held_contexts(workspace_id, [existing[context] for context in taken])
+    if full := [context for context in taken if existing[context] in held]:
+        raise ConflictError(
+            f"workspace {name!r} already has contexts named {', '.join(full)} that hold "
+            "memories or state keys; nothing was imported. Import into another workspace "
+            "(--workspace NEW_NAME); or, if their contents may go, erase them first with "
+            f"kioku purge --context {full[0]} --yes (KIOKU_DATABASE_URL set to this database; "
+            "it purges the default workspace) and import again",
+            field="workspace",
+        )
+    return {check.context_ids[context]: existing[context] for context in taken}
 
 
 def check_file(path: Path) -> _Check:
@@ -176,14 +203,21 @@ def check_file(path: Path) -> _Check:
 
 
 def _rows(
-    path: Path, workspace_id: str, total: int, progress: Progress | None
+    path: Path,
+    workspace_id: str,
+    total: int,
+    progress: Progress | None,
+    adopted: dict[str, str] | None = None,
 ) -> Iterator[TransferRow]:
-    """The second pass: the checked lines as rows to restore (tokens recomputed here)."""
+    """The second pass: the checked lines as rows to restore (tokens recomputed here); a
+    context of ``adopted`` (the file's id: the target's) takes the target's id everywhere."""
     done = 0
     for number, record in _records(path):
         if record.get("kind") in (HEADER, END):
             continue
         model = _validate(number, record)
+        if adopted:
+            model = _renamed(model, adopted)
         if isinstance(model, ConnectorRecord | ContextRecord):
             yield model.to_row(workspace_id)
         elif isinstance(model, MemoryRecord):
@@ -197,6 +231,16 @@ def _rows(
         done += 1
         if progress is not None:
             progress(done, total)
+
+
+def _renamed(model: Any, adopted: dict[str, str]) -> Any:
+    """``model`` with an adopted context's id replaced by the target's."""
+    if isinstance(model, ContextRecord) and model.id in adopted:
+        return model.model_copy(update={"id": adopted[model.id]})
+    context_id = getattr(model, "context_id", None)
+    if context_id in adopted:
+        return model.model_copy(update={"context_id": adopted[context_id]})
+    return model
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -264,6 +308,7 @@ def _check_references(number: int, model: Any, check: _Check) -> None:
     elif isinstance(model, ContextRecord):
         _unique(number, "context.id", model.id, check.ids["context"])
         _unique(number, "context.name", model.name, check.context_names)
+        check.context_ids[model.name] = model.id
         if model.connector_id is not None and model.connector_id not in check.ids["connector"]:
             _fail(number, "context.connector_id", "no connector with this id above in the file")
         check.context_dims[model.id] = model.embedding_dim

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from kioku.ui.auth import UI_PREFIX, Viewer
+from kioku.wording import times
 
 # Scripts and styles only from /ui/static: an injected <script> in a memory's text could not
 # run even if escaping failed. JSON for the graph rides in a non-executable <script> block.
@@ -66,7 +67,7 @@ environment = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-environment.filters.update(when=when, duration=duration, as_json=as_json, score=score)
+environment.filters.update(when=when, duration=duration, as_json=as_json, score=score, times=times)
 environment.globals["ui"] = UI_PREFIX
 
 

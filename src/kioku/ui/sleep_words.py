@@ -1,9 +1,14 @@
 """A Sleep run's actions told in words, for the run page.
 
 Each logged action becomes a sentence about the memories it touched, named by their
-summaries (not UUIDs), with the one value that changed; the many tiny weight decays of a
-routine run are grouped into one line. The exact logged values stay available: the REST
-report (``GET /api/v1/sleep/{run_id}``) has every action with its full before and after.
+summaries (not UUIDs), with the values that changed; the many tiny weight decays of a
+routine run are grouped into one line, and an action that changed nothing a person can see
+is left out: a merge folds the loser's link into the winner's equal one and logs the
+winner's edge as ``weight 0.190 → 0.190`` (only its timestamps moved). Values are compared as
+they are shown (weights and importance to 3 places), because a line exists to tell a person
+what changed and a difference below the shown precision reads as no change. The exact logged
+values stay available: the page's table of every action, and the REST report
+(``GET /api/v1/sleep/{run_id}``), with each action's full before and after.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ def tell(actions: Sequence[SleepAction], summary_of: Callable[[str], str]) -> To
             told.routine += 1
             told.largest_routine = max(told.largest_routine, abs(_weight_change(action)))
             continue
+        if _changes_nothing_shown(action):
+            continue  # still in the page's table of every logged action
         told.lines.append(_line(action, summary_of))
     return told
 
@@ -110,11 +117,34 @@ def _edge_line(
         moved = f"«{name(str(after.get('source_id')))}» — «{name(str(after.get('target_id')))}»"
         text = f"Moved the association {pair} to {moved}"
     else:
-        text = (
-            f"Association {pair}: weight {_number(before.get('weight'))} → "
-            f"{_number(after.get('weight'))}"
-        )
+        text = f"Association {pair}: {'; '.join(_edge_changes(before, after))}"
     return Line(action.phase, text, (source, target), action.seq)
+
+
+def _edge_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """What moved on an edge that stayed, as shown: its weight, origin, trust tier."""
+    told = []
+    if _number(before.get("weight")) != _number(after.get("weight")):
+        told.append(f"weight {_number(before.get('weight'))} → {_number(after.get('weight'))}")
+    for name in ("origin", "trust_tier"):
+        if before.get(name) != after.get(name):
+            told.append(f"{name.replace('_', ' ')} {before.get(name)} → {after.get(name)}")
+    return told
+
+
+def _changes_nothing_shown(action: SleepAction) -> bool:
+    """An edge, importance or tags action whose before and after read the same once shown."""
+    before, after = action.before, action.after
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return False
+    if action.kind == "edge":
+        same_pair = all(before.get(k) == after.get(k) for k in ("source_id", "target_id"))
+        return same_pair and not _edge_changes(before, after)
+    if action.kind == "importance":
+        return _number(before.get("importance")) == _number(after.get("importance"))
+    if action.kind == "tags":
+        return sorted(before.get("tags") or []) == sorted(after.get("tags") or [])
+    return False
 
 
 def _weight_change(action: SleepAction) -> float:

@@ -13,7 +13,12 @@ from fastapi import APIRouter, Query
 
 from kioku.api.deps import PrincipalDep, RuntimeDep
 from kioku.api.errors import query_model
-from kioku.models.harness import ClaudeCodeHookEvent, HookOptions, HookTrust
+from kioku.models.harness import (
+    DEFAULT_MIN_CONFIDENCE,
+    ClaudeCodeHookEvent,
+    HookOptions,
+    HookTrust,
+)
 from kioku.vocabulary import Confidence
 
 router = APIRouter(prefix="/hooks", tags=["harness"])
@@ -36,7 +41,7 @@ def claude_code_hook(
     recall_chars: Annotated[int, Query(description="Cap of the memories block.")] = 2000,
     min_confidence: Annotated[
         Confidence, Query(description="Add memories only when recall is at least this sure.")
-    ] = "high",
+    ] = DEFAULT_MIN_CONFIDENCE,
     capture: Annotated[
         bool, Query(description="Write each prompt as a memory in the session's thread.")
     ] = False,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from kioku.api.deps import PrincipalDep, RuntimeDep
 from kioku.models import RecallRequest, RecallResult
@@ -12,7 +12,15 @@ router = APIRouter(tags=["recall"])
 
 @router.post("/contexts/{context_id}/recall", operation_id="recall")
 def recall(
-    context_id: str, body: RecallRequest, runtime: RuntimeDep, principal: PrincipalDep
+    context_id: str,
+    body: RecallRequest,
+    runtime: RuntimeDep,
+    principal: PrincipalDep,
+    response: Response,
 ) -> RecallResult:
-    """Find the ``k`` memories that best answer ``query`` (BM25 + vectors, fused, re-ranked)."""
-    return runtime.recall.recall(principal, context_id, body)
+    """Find the ``k`` memories that best answer ``query`` (BM25 + vectors, fused, re-ranked).
+
+    The ``Server-Timing`` header says how long each stage of the ranking took."""
+    result = runtime.recall.recall(principal, context_id, body)
+    response.headers["Server-Timing"] = result.server_timing()
+    return result

@@ -40,7 +40,15 @@ from kioku.integrations.langgraph._values import (
     matches,
     to_memory,
 )
-from kioku.models import Context, ContextPage, Memory, MemoryPage, RecallResult, TrustTier
+from kioku.models import (
+    Confidence,
+    Context,
+    ContextPage,
+    Memory,
+    MemoryPage,
+    RecallResult,
+    TrustTier,
+)
 
 MAX_RECALL_K = 100
 """recall's largest ``k``: a search with a query sees at most this many hits."""
@@ -76,7 +84,9 @@ class KiokuStore(BaseStore):
     - ``search`` with a query is ``recall`` over the prefix's contexts, without a query a
       listing of them, newest created first; ``filter`` is applied to the values as
       LangGraph's ``InMemoryStore`` does; both read only ``trust_tier`` memories (default
-      ``"trusted"``; ``None``: every tier), and so does ``get``;
+      ``"trusted"``; ``None``: every tier), and so does ``get``; with ``min_confidence``, a
+      query search finds nothing when recall is less sure than that (nothing rather than
+      noise for the agent);
     - ``list_namespaces`` lists the store's contexts that hold memories.
 
     What differs from LangGraph's own stores:
@@ -111,9 +121,13 @@ class KiokuStore(BaseStore):
         trust_tier: TrustTier | None = "trusted",
         index_fields: Sequence[str] | None = None,
         max_concurrency: int = 8,
+        min_confidence: Confidence | None = None,
     ) -> None:
         self.context_prefix = check_prefix(context_prefix)
         self.trust_tier: TrustTier | None = trust_tier
+        self.min_confidence: Confidence | None = min_confidence
+        """A query search finds nothing unless recall is at least this sure (each recall run
+        judged on its own: docs/concepts.md, *Confidence*); ``None``: every hit."""
         self.index_fields: list[str] = list(index_fields) if index_fields is not None else ["$"]
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -245,7 +259,15 @@ class KiokuStore(BaseStore):
                 filters["trust_tier"] = self.trust_tier
             if len(chunk) > 1:
                 filters["context_ids"] = [ctx.id for _, ctx in chunk[1:]]
-            plans.append(call("recall", chunk[0][1].id, op.query, k=k, filters=filters))
+            recall = call(
+                "recall",
+                chunk[0][1].id,
+                op.query,
+                k=k,
+                filters=filters,
+                min_confidence=self.min_confidence,
+            )
+            plans.append(recall)
         answers: list[RecallResult] = yield from each(plans)
         hits = [hit for answer in answers for hit in answer.results]
         if len(answers) > 1:

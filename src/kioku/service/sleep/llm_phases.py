@@ -109,7 +109,8 @@ def resolve(
 
 
 def judge_merges(run: RunContext, chat: ChatModel, llm: LLMConfig, budget: Budget) -> int:
-    """Ask about pairs just under the merge threshold; merge the ones judged the same."""
+    """Ask about pairs just under the merge threshold; merge the ones judged the same,
+    unless they state different facts (``merge_pair``'s guard, whatever the model said)."""
     rows, vectors = candidates(run)
     pairs = [
         (a, b) for cosine, a, b in similar_pairs(rows, vectors, llm.judge_threshold)
@@ -142,8 +143,8 @@ def judge_merges(run: RunContext, chat: ChatModel, llm: LLMConfig, budget: Budge
             if frozenset(pair) not in offered:
                 run.reject("llm_merge", f"{found[0].id}|{found[1].id}", "not a candidate pair")
                 continue
-            if merge_pair(run, "llm_merge", found[0], found[1], "model judged a duplicate"):
-                merged += 1
+            outcome = merge_pair(run, "llm_merge", found[0], found[1], "model judged a duplicate")
+            merged += outcome == "merged"
     return merged
 
 

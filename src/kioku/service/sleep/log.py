@@ -6,13 +6,14 @@ rollback (``rollback.py``) puts each value back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from kioku.errors import ConflictError, NotFoundError
 from kioku.service.graph_writes import delete_edges, move_edges, set_edges, within
+from kioku.service.sleep.rules import stated_text
 from kioku.storage.records import EdgeChange, EdgeRow, NewMemory
 from kioku.storage.sleep import SleepStore
 from kioku.storage.sleep_log import (
@@ -104,14 +105,20 @@ def sleep_merge(
     now: datetime,
     tokens_of: TokensOf,
     note: str | None = None,
+    compared: Mapping[str, str] | None = None,
 ) -> list[SleepActionRow]:
     """Supersede ``loser_id`` by ``winner_id`` in one transaction: the loser gets
     ``superseded_by``, the winner the union of both tag lists, the loser's edges go to
     the winner. Nothing happens (``[]``) unless both are live, unsuperseded, unpinned
-    memories of one context and one trust tier."""
+    memories of one context and one trust tier, and (given ``compared``, the text of each
+    when the merge guard compared them) neither text was edited since."""
     with _logging(store, workspace_id, run_id, phase, now) as (tx, log):
         loser, winner = tx.memory(loser_id), tx.memory(winner_id)
         if loser is None or winner is None or loser_id == winner_id:
+            return []
+        if compared is not None and any(
+            compared.get(m.id) != stated_text(m) for m in (loser, winner)
+        ):
             return []
         if (
             loser.context_id != winner.context_id

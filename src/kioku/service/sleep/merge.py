@@ -1,21 +1,35 @@
-"""Phase 3: merge near-duplicates by the cosine of their stored vectors.
+"""Phase 3: merge near-duplicates by the cosine of their stored vectors, never two facts.
 
 Among the newest ``max_memories`` live memories of the context, pairs of one trust tier,
 neither pinned, with cosine ≥ ``merge_threshold`` are merged, most similar first: the newer
 wins, the older is superseded (``superseded_by``), its tags and edges go to the winner. A
 memory superseded in this run takes part in no further merge (no chains).
+
+A vector cannot tell INV-1001 from INV-1002 (cosine 0.99 with the bundled model), so before
+any merge, whoever proposed it (this phase or the LLM judgement), the two texts are compared
+(``search/facts.py``): a pair that differs in an identifier, version, date, time, amount,
+number, negation or name is kept apart, and the report lists it as a ``rejected`` action
+whose note says why ("kept apart (cosine 0.9963): they differ in identifier INV-1001 vs
+INV-1002") and whose ``after`` holds the differences (docs/sleep.md).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict
+from typing import Any, Literal
 
 import numpy as np
 
+from kioku.search.facts import Facts, describe, differing_facts, facts_of
 from kioku.service.sleep.log import sleep_merge
-from kioku.service.sleep.rules import is_pinned, newer_first, refusal
+from kioku.service.sleep.rules import is_pinned, newer_first, refusal, stated_text
 from kioku.service.sleep.runner import RunContext
 from kioku.storage.records import MemoryRow
+
+Outcome = Literal["merged", "kept_apart", "refused", "unchanged"]
+KEPT_APART_LISTED = 200
+"""Kept-apart pairs a run's merge phase lists in its report; beyond, they are only counted
+(a context of templated notes, "build 1234 passed" × 2,000, holds millions of such pairs)."""
 
 
 def similar_pairs(
@@ -47,12 +61,35 @@ def candidates(run: RunContext) -> tuple[list[MemoryRow], np.ndarray]:
     return [row for row, _ in kept], np.stack([vector for _, vector in kept]).astype(np.float32)
 
 
-def merge_pair(run: RunContext, phase: str, a: MemoryRow, b: MemoryRow, note: str) -> bool:
-    """Merge two memories under the rules (newer wins); ``False`` if refused or stale."""
+def read_facts(run: RunContext, memory: MemoryRow) -> Facts:
+    """What a memory states, read once a run (again if its text changed)."""
+    text = stated_text(memory)
+    cached = run.read_facts.get(memory.id)
+    if cached is None or cached[0] != text:
+        cached = (text, facts_of(text))
+        run.read_facts[memory.id] = cached
+    return cached[1]
+
+
+def merge_pair(
+    run: RunContext, phase: str, a: MemoryRow, b: MemoryRow, note: str, *, listed: bool = True
+) -> Outcome:
+    """Merge two memories under the rules (newer wins) unless they state different facts
+    (then logged as a ``rejected`` action, if ``listed``)."""
+    target = f"{a.id}|{b.id}"
     reason = refusal(run.context.id, a, b)
     if reason is not None:
-        run.reject(phase, f"{a.id}|{b.id}", reason)
-        return False
+        run.reject(phase, target, reason)
+        return "refused"
+    differences = differing_facts(read_facts(run, a), read_facts(run, b))
+    if differences:
+        if not listed:
+            return "kept_apart"
+        run.reject(
+            phase, target, f"kept apart ({note}): they differ in {describe(differences)}",
+            {"kept_apart": [a.id, b.id], "differences": [asdict(d) for d in differences]},
+        )  # fmt: skip
+        return "kept_apart"
     winner, loser = newer_first(a, b)
     actions = sleep_merge(
         run.store,
@@ -64,19 +101,26 @@ def merge_pair(run: RunContext, phase: str, a: MemoryRow, b: MemoryRow, note: st
         run.now,
         run.tokens_of,
         note,
+        compared={a.id: stated_text(a), b.id: stated_text(b)},
     )
-    return bool(actions)
+    return "merged" if actions else "unchanged"
 
 
 def merge_duplicates(run: RunContext) -> dict[str, Any]:
-    """Merge every near-duplicate pair above the threshold."""
+    """Merge every near-duplicate pair above the threshold that states one fact."""
     rows, vectors = candidates(run)
     merged: set[str] = set()
-    count = 0
+    count = kept_apart = 0
     for cosine, a, b in similar_pairs(rows, vectors, run.config.merge_threshold):
         if a.id in merged or b.id in merged:
             continue
-        if merge_pair(run, "merge", a, b, f"cosine {cosine:.4f}"):
+        listed = kept_apart < KEPT_APART_LISTED
+        outcome = merge_pair(run, "merge", a, b, f"cosine {cosine:.4f}", listed=listed)
+        if outcome == "merged":
             merged.add(newer_first(a, b)[1].id)
             count += 1
-    return {"considered": len(rows), "merged": count}
+        kept_apart += outcome == "kept_apart"
+    counts = {"considered": len(rows), "merged": count, "kept_apart": kept_apart}
+    if kept_apart > KEPT_APART_LISTED:
+        counts["kept_apart_unlisted"] = kept_apart - KEPT_APART_LISTED
+    return counts

@@ -29,6 +29,11 @@ def refusal(context_id: str, *memories: MemoryRow) -> str | None:
     return None
 
 
+def stated_text(memory: MemoryRow) -> str:
+    """What a memory states, as the merge guard reads it (``merge.py``): summary and content."""
+    return f"{memory.summary}\n{memory.content}" if memory.content else memory.summary
+
+
 def newer_first(a: MemoryRow, b: MemoryRow) -> tuple[MemoryRow, MemoryRow]:
     """(winner, loser) of a merge: the newer memory wins (ties: the larger id)."""
     return (a, b) if (a.created_at, a.id) > (b.created_at, b.id) else (b, a)

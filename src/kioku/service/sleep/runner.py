@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kioku.search.facts import Facts
 from kioku.service import telemetry
 from kioku.service.memories import lexical_text
 from kioku.service.sleep.config import SleepConfig
@@ -37,6 +38,8 @@ class RunContext:
     now: datetime
     config: SleepConfig
     summary: dict[str, Any] = field(default_factory=dict)
+    read_facts: dict[str, tuple[str, Facts]] = field(default_factory=dict)
+    """What each memory states (its text, read), once a run: the merge guard (``merge.py``)."""
 
     def tokens_of(self, summary: str, content: str, tags: list[str]) -> str:
         return lexical_text(summary, content, tags)

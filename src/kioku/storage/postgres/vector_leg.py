@@ -41,7 +41,7 @@ The settings (``hnsw_settings``: ``hnsw.ef_search``, ``hnsw.iterative_scan``,
 branch cost more than it saved) are set for the transaction by the statement that sets its
 scope (``PostgresDatabase.transaction(settings=...)``). Approximate means a near neighbour may
 be missed: recall@10 against exact, with filters, is measured in
-tests/storage/test_postgres_hnsw.py, scripts/pg_vector_scale.py and
+tests/storage/test_postgres_hnsw.py, lab/pg_vector_scale.py and
 docs/benchmarks-postgres-scale.md.
 """
 

@@ -75,7 +75,11 @@ def _nearest(compare: str, order: str, where: str) -> str:
     """The id of the memory just before (``<``, ``DESC``) or after a candidate ``c`` in its
     thread, among those ``where`` lets through (a gap in the positions is no obstacle)."""
     return (
-        "SELECT m.id FROM memories m WHERE m.context_id = c.context_id "
-        f"AND m.thread = c.thread AND m.thread_position {compare} c.thread_position AND {where} "
+        # ``m.thread IS NOT NULL`` said outright lets the planner use the partial index
+        # ``ix_memories_thread``: PostgreSQL on fresh statistics otherwise walked the whole
+        # context per candidate through another index (18 ms for 98 candidates of 419 rows).
+        "SELECT m.id FROM memories m WHERE m.workspace_id = c.workspace_id "
+        "AND m.context_id = c.context_id AND m.thread IS NOT NULL AND m.thread = c.thread "
+        f"AND m.thread_position {compare} c.thread_position AND {where} "
         f"ORDER BY m.thread_position {order} LIMIT 1"
     )

@@ -9,7 +9,7 @@ server-side cursor), the restore inserts in batches (memories through the backen
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from itertools import groupby, islice
 from typing import Any, Protocol
@@ -22,6 +22,7 @@ from kioku.storage.shared.database import (
     ALL_WORKSPACES,
     Database,
     Dialect,
+    Transaction,
     record,
     select_among,
 )
@@ -61,6 +62,11 @@ _TABLES: dict[type, tuple[str, tuple[str, ...]]] = {
 }  # fmt: skip
 """Each restored record's table and columns (its ``workspace_id`` is the target's)."""
 _MEMORY_DUMP_COLUMNS = (*MEMORY_FIELDS, "embedding", "embedding_model")
+_HOLDS = (
+    "SELECT 1 AS held WHERE EXISTS (SELECT 1 FROM memories WHERE workspace_id = %s AND "
+    "context_id = %s) OR EXISTS (SELECT 1 FROM agent_states WHERE workspace_id = %s AND "
+    "context_id = %s)"
+)
 
 
 def _value(d: Dialect, workspace_id: str, row: Any, column: str) -> Any:
@@ -135,14 +141,26 @@ class TransferStore(Protocol):
             ):
                 yield state_from_row(d, row)
 
-    def restore_workspace(self, workspace_id: str, rows: Iterable[TransferRow]) -> None:
+    def restore_workspace(
+        self, workspace_id: str, rows: Iterable[TransferRow], adopt: Collection[str] = ()
+    ) -> None:
         """Insert dumped rows as they were (ids, timestamps, counters, vectors), in one
         transaction: all or nothing. Rows come in dependency order; vector caches are
-        invalidated for every restored context."""
+        invalidated for every restored context.
+
+        ``adopt``: ids of contexts the workspace already has, empty (``held_contexts``), whose
+        context row is updated to the dumped one (all but its id and name) rather than
+        inserted: keys and audit lines naming the id keep naming it. One that has gained a
+        memory or a state key since it was checked refuses the whole restore."""
         d = self.sql.dialect
         contexts: list[str] = []
         try:
             with self.sql.write(workspace_id) as tx:
+                if held := _held(tx, workspace_id, adopt):
+                    raise ConflictError(
+                        f"context {min(held)} took a memory or a state key while the import "
+                        "ran; nothing was written (run the import again to see why it refuses)"
+                    )
                 for kind, group in groupby(rows, type):
                     for batch in _batches(group):
                         if kind is MemoryDump:
@@ -152,6 +170,8 @@ class TransferStore(Protocol):
                         table, columns = _TABLES[kind]
                         if kind is ContextRow:
                             contexts += [row.id for row in batch]
+                            _update_adopted(tx, d, workspace_id, batch, adopt)
+                            batch = [row for row in batch if row.id not in adopt]
                         tx.executemany(
                             _insert(d, table, columns),
                             [[_value(d, workspace_id, row, c) for c in columns] for row in batch],
@@ -163,6 +183,12 @@ class TransferStore(Protocol):
                 raise
             raise ConflictError(f"import refused, nothing was written: {exc}") from exc
         self._vectors_changed(contexts)
+
+    def held_contexts(self, workspace_id: str, context_ids: Collection[str]) -> set[str]:
+        """Which of these contexts hold anything an import could collide with: a memory (live,
+        forgotten or superseded) or a state key (even expired). The others are empty."""
+        with self.sql.read(workspace_id) as tx:
+            return _held(tx, workspace_id, context_ids)
 
     def existing_ids(self, kind: IdKind, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are already taken in the whole database (any workspace)."""
@@ -183,6 +209,30 @@ class TransferStore(Protocol):
         values = [_value(d, workspace_id, dump.row, column) for column in MEMORY_FIELDS]
         vector = None if dump.vector is None else d.write_vector(dump.vector)
         return (*values, vector, dump.embedding_model), dump.lexical_tokens
+
+
+def _held(tx: Transaction, workspace_id: str, context_ids: Collection[str]) -> set[str]:
+    held = set()
+    for context_id in context_ids:
+        scope = (workspace_id, context_id)
+        if tx.execute(_HOLDS, (*scope, *scope)).fetchone() is not None:
+            held.add(context_id)
+    return held
+
+
+def _update_adopted(
+    tx: Transaction, d: Dialect, workspace_id: str, batch: list[ContextRow], adopt: Collection[str]
+) -> None:
+    """Give each adopted context the dumped row's columns (its id and name stay)."""
+    columns = [c for c in _TABLES[ContextRow][1] if c not in ("id", "workspace_id", "name")]
+    sets = ", ".join(f"{column} = %s" for column in columns)
+    for row in batch:
+        if row.id in adopt:
+            values = [_value(d, workspace_id, row, c) for c in columns]
+            tx.execute(
+                f"UPDATE contexts SET {sets} WHERE workspace_id = %s AND id = %s",
+                (*values, workspace_id, row.id),
+            )
 
 
 def _batches(rows: Iterator[TransferRow]) -> Iterator[list[Any]]:

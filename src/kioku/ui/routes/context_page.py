@@ -17,7 +17,8 @@ from kioku.ui.render import page
 
 router = APIRouter()
 PAGE_SIZE = 20
-FILTER_FIELDS = ("q", "k", "type", "tags", "trust_tier", "source_type")
+SEARCH_FIELDS = ("q", "k", "min_confidence")
+FILTER_FIELDS = ("type", "tags", "trust_tier", "source_type")
 
 
 def filters_of(params: dict[str, str]) -> RecallFilters:
@@ -40,20 +41,24 @@ def context_page(
     """Render a context's page: search results or the listing, filters, the add form."""
     runtime = runtime_of(request)
     context = runtime.contexts.get_context(who.principal, context_id)
-    params = {k: v for k, v in request.query_params.items() if k in (*FILTER_FIELDS, "cursor")}
+    known = (*SEARCH_FIELDS, *FILTER_FIELDS, "cursor")
+    params = {k: v for k, v in request.query_params.items() if k in known}
     query = params.get("q", "").strip()
     search_error: FormError | None = None
-    hits, listing, confidence = None, None, None
+    hits, listing, confidence, withheld = None, None, None, 0
+    timing = None
     try:
         filters = filters_of(params)
         if query:
             typed = number(params.get("k", ""), "k")
             k = 10 if typed is None else int(typed)
-            request_model = validated(
-                RecallRequest, {"query": query, "k": k, "filters": filters.model_dump()}
-            )
+            asked = {"query": query, "k": k, "filters": filters.model_dump()}
+            if params.get("min_confidence"):
+                asked["min_confidence"] = params["min_confidence"]
+            request_model = validated(RecallRequest, asked)
             result = runtime.recall.recall(who.principal, context.id, request_model)
-            hits, confidence = result.results, result.confidence
+            hits, confidence, withheld = result.results, result.confidence, result.withheld
+            timing = result.server_timing()
         else:
             listing = runtime.memories.list_memories(
                 who.principal, context.id, filters, cursor=params.get("cursor") or None,
@@ -63,13 +68,16 @@ def context_page(
         if http_status(exc) != 422:
             raise
         search_error, status = FormError.of(exc), 422
-    filter_query = urlencode({n: params[n] for n in FILTER_FIELDS[2:] if params.get(n)})
-    return page(
+    filter_query = urlencode({n: params[n] for n in FILTER_FIELDS if params.get(n)})
+    rendered = page(
         request, "context.html", title=f"{context.name}: memories", viewer=who, status=status,
         context=context, params=params, query=query, hits=hits, listing=listing,
-        confidence=confidence, search_error=search_error, error=error, values=values or {},
-        filter_query=filter_query,
+        confidence=confidence, withheld=withheld, search_error=search_error, error=error,
+        values=values or {}, filter_query=filter_query,
     )  # fmt: skip
+    if timing:
+        rendered.headers["Server-Timing"] = timing
+    return rendered
 
 
 @router.get("/contexts/{context_id}")
