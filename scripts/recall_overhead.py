@@ -5,14 +5,15 @@
 
 Starts ``kioku serve --dev`` on a throwaway SQLite database (the bundled model), writes one
 LoCoMo conversation through REST (sessions as threads, ``wait=true``: every memory embedded)
-into the context ``locomo`` and one memory into the context ``one``, then, ``--runs`` times
-in turn:
+into the context ``locomo``, and a second one holding one memory (the lexical index is per
+workspace: a one-memory context beside the conversation would search its index), then,
+``--runs`` times in turn:
 
 - ``bare embedding``: the configured model's ``embed_query`` on each question, in this process
   (the same runtime the server embeds the query with: the floor recall is measured against);
 - ``REST recall``: ``POST /contexts/locomo/recall`` (k=10, hybrid) with each question on one
   kept-alive connection, until the whole answer is read;
-- ``REST recall, one memory``: the same questions against the one-memory context.
+- ``REST recall, one memory``: the same questions against the second server.
 
 Prints p50/p95 per measure, the ratios the targets name (recall p50 / bare p50 ≤ 1.5; the
 one-memory p50 − bare p50 ≤ 3 ms), the server's own stage timings (``Server-Timing``, p50
@@ -96,10 +97,11 @@ def main() -> None:
     embedder = configured_embedder()  # what `kioku serve` embeds with, built the same way
     assert embedder is not None
     load_before = os.getloadavg()
-    with server() as port:
-        rest = Connection(port)
-        for name in ("locomo", "one"):
-            assert rest.call("POST", "/api/v1/contexts", {"name": name})[0] in (200, 201)
+    # Two servers: the lexical index is per workspace, so a one-memory context beside the
+    # conversation would still search the conversation's index.
+    with server() as port, server() as lone_port:
+        rest, lone = Connection(port), Connection(lone_port)
+        assert rest.call("POST", "/api/v1/contexts", {"name": "locomo"})[0] in (200, 201)
         items = [memory_item(doc) for doc in corpus.docs]
         for start in range(0, len(items), 100):
             status, body, _ = rest.call(
@@ -108,13 +110,17 @@ def main() -> None:
             )  # fmt: skip
             assert status in (200, 201), body[:300]
         one = {"summary": "Caroline went to the LGBTQ support group on 7 May 2023."}
-        assert rest.call("POST", "/api/v1/contexts/one/memories", one)[0] == 201
+        assert lone.call("POST", "/api/v1/contexts/default/memories", one)[0] == 201
+        targets = (
+            ("REST recall", rest, "locomo"),
+            ("REST recall, one memory", lone, "default"),
+        )
         samples: dict[str, list[float]] = {}
         stages: dict[str, dict[str, list[float]]] = {}
         for question in questions[:10]:  # warm-up: both paths, both contexts
             embedder.embed_query(question)
-            for context in ("locomo", "one"):
-                rest.call(
+            for _, connection, context in targets:
+                connection.call(
                     "POST", f"/api/v1/contexts/{context}/recall", {"query": question, "k": 10}
                 )
         for _ in range(args.runs):
@@ -122,10 +128,10 @@ def main() -> None:
                 began = time.perf_counter()
                 embedder.embed_query(question)
                 samples.setdefault("bare embedding", []).append(time.perf_counter() - began)
-            for context, label in (("locomo", "REST recall"), ("one", "REST recall, one memory")):
+            for label, connection, context in targets:
                 for question in questions:
                     began = time.perf_counter()
-                    status, _, timing = rest.call(
+                    status, _, timing = connection.call(
                         "POST", f"/api/v1/contexts/{context}/recall", {"query": question, "k": 10}
                     )
                     samples.setdefault(label, []).append(time.perf_counter() - began)
@@ -146,8 +152,8 @@ def main() -> None:
     print(f"one-memory recall p50 - bare embedding p50 = "
           f"{p50['REST recall, one memory'] - bare:.2f} ms (target 3)")  # fmt: skip
     for label, found in stages.items():
-        print(f"server stages, {label} (p50 ms): " + ", ".join(  # noqa: E501
-            f"{stage} {statistics.median(values):.2f}" for stage, values in found.items()))  # fmt: skip
+        medians = (f"{stage} {statistics.median(values):.2f}" for stage, values in found.items())
+        print(f"server stages, {label} (p50 ms): " + ", ".join(medians))
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
 
 

@@ -3,10 +3,10 @@ neighbours), each ``depth`` deep, over the contexts of the scope.
 
 The vector leg searches only contexts whose stored vectors come from the embedder the query
 can be embedded with. The two legs run one after the other (``PARALLEL``): side by side on a
-pool thread they measured slower on 2 cores, on both backends (LoCoMo conv-26, 150 questions,
-in-process p50: SQLite 15.5 ms in turn vs 16.2 ms side by side, PostgreSQL 50–56 vs 57 ms;
-docs/benchmarks.md, *Recall as a pipeline*): the query embedding takes a core whole, and the
-lexical leg's Python parts then wait for the GIL.
+pool thread they measured no faster on 2 cores (LoCoMo conv-26, 150 questions, in-process
+p50: SQLite 15.5 ms in turn vs 16.2 ms side by side, PostgreSQL 50–56 vs 57 ms; over REST
+equal within noise; docs/benchmarks.md, *Recall as a pipeline*): the query embedding takes a
+core whole, and the lexical leg's Python parts then wait for the GIL.
 """
 
 from __future__ import annotations
