@@ -160,8 +160,8 @@ class RecallService:
         disabled: frozenset[str],
     ) -> Ranking:
         """The whole ranking. Its callers hold ``reads_together``: the reads on this thread
-        (the context, both legs, every stage's reads) share one transaction (with
-        ``legs.PARALLEL`` on, the vector leg would run on its own thread and connection)."""
+        (the context, the lexical leg, every stage's reads) share one transaction; the vector
+        leg runs on its own thread and connection (``legs.PARALLEL``)."""
         with _timed_alone("scope") as took:
             scope = self._scope(principal, context_ref, request)
         ranking = Ranking(

@@ -2,11 +2,12 @@
 neighbours), each ``depth`` deep, over the contexts of the scope.
 
 The vector leg searches only contexts whose stored vectors come from the embedder the query
-can be embedded with. The two legs run one after the other (``PARALLEL``): side by side on a
-pool thread they measured no faster on 2 cores (LoCoMo conv-26, 150 questions, in-process
-p50: SQLite 15.5 ms in turn vs 16.2 ms side by side, PostgreSQL 50–56 vs 57 ms; over REST
-equal within noise; docs/benchmarks.md, *Recall as a pipeline*): the query embedding takes a
-core whole, and the lexical leg's Python parts then wait for the GIL.
+can be embedded with. The two legs run side by side (``PARALLEL``): the vector leg on a pool
+thread and its own connection. At LoCoMo scale that measured no faster than in turn (over
+REST equal within noise; in-process, SQLite 16.2 ms side by side vs 15.5 ms in turn), but at
+100,000 memories the lexical leg is heavy SQL that releases the GIL and in turn it cost the
+whole query embedding on top (whole recall p50 47 ms in turn; docs/benchmarks.md, *Recall as
+a pipeline*).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from kioku.service import telemetry
 from kioku.service.ranking.state import Ranking, Tools
 from kioku.storage.records import ScoredId
 
-PARALLEL = False
-"""Run the vector leg on a pool thread beside the lexical leg (off: measured slower, above)."""
+PARALLEL = True
+"""Run the vector leg on a pool thread beside the lexical leg (measured, above)."""
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kioku-recall")
 
 
