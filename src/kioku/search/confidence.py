@@ -15,7 +15,7 @@ logistic models turn them into probabilities, one that the first result is relev
 data only (LoCoMo conversations 26, 41, 43 with questions asked of their own and of another
 conversation; half the JSQuAD articles, asked of their own and of other articles) and checked
 on data they never saw (docs/benchmarks.md, *Calibrated confidence*; the study is
-``scripts/confidence_study.py``).
+``lab/confidence_study.py``).
 
 A cosine means something only on the scale it was fitted on: with another embedder (or
 none), the levels come from the lexical signals alone (``WITHOUT_VECTOR``, fitted on the same
@@ -113,7 +113,7 @@ WITH_VECTOR = Calibration(
     moderate=0.37,
     low=0.0031,
 )
-"""Fitted with the bundled model's cosines (``scripts/confidence_study.py fit``)."""
+"""Fitted with the bundled model's cosines (``lab/confidence_study.py fit``)."""
 WITHOUT_VECTOR = Calibration(
     first_relevant=Model(
         intercept=-7.3099, closest=0.0, coverage=6.5201, sharpness=0.5424, margin=4.1023

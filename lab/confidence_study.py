@@ -31,11 +31,11 @@ question's legs (top 40 per leg, raw scores) and its top 10, so rules can be com
 without running recall again. Each half and data set has its own SQLite file (its own BM25
 statistics), kept in ``--workdir`` with the recorded runs: delete the folder to start over.
 
-    HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python scripts/confidence_study.py collect
-    .venv/bin/python scripts/confidence_study.py fit     # WITH_VECTOR / WITHOUT_VECTOR, as Python
-    .venv/bin/python scripts/confidence_study.py table   # the reliability tables, as recorded
-    .venv/bin/python scripts/confidence_study.py table --rejudge          # today's constants
-    .venv/bin/python scripts/confidence_study.py table --without-vector   # cosine not read
+    HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python lab/confidence_study.py collect
+    .venv/bin/python lab/confidence_study.py fit     # WITH_VECTOR / WITHOUT_VECTOR, as Python
+    .venv/bin/python lab/confidence_study.py table   # the reliability tables, as recorded
+    .venv/bin/python lab/confidence_study.py table --rejudge          # today's constants
+    .venv/bin/python lab/confidence_study.py table --without-vector   # cosine not read
 
 ``fit`` reads only the development probes (and the golden set's answerable ones, for the
 ``none`` threshold): two logistic models of the four signals, then the thresholds with margin
