@@ -192,7 +192,7 @@ def open_setup(setup: Setup, workdir: Path) -> tuple[Runtime, dict[str, str]]:
     fresh = not keys_file.exists()
     if fresh and db.exists():
         db.unlink()
-    settings = Settings(database_url=f"sqlite:///{db}", embed_async=True)
+    settings = Settings({"database": {"url": f"sqlite:///{db}"}, "embedder": {"background": True}})
     runtime = open_runtime(settings, embedder=configured_embedder(), clock=import_clock)
     name_memories_reproducibly(runtime)
     if not fresh:

@@ -84,7 +84,9 @@ def main() -> None:
     database.unlink(missing_ok=True)
     corpora = load_locomo(args.data / "locomo")
     corpora.append(load_jsquad(args.data / "jsquad" / "valid-v1.3.json"))
-    runtime = open_runtime(Settings(database_url=f"sqlite:///{database}", embed_async=True))
+    runtime = open_runtime(
+        Settings({"database": {"url": f"sqlite:///{database}"}, "embedder": {"background": True}})
+    )
     report: dict[str, Any] = {"load": os.getloadavg()}
     try:
         principal = runtime.local_principal("cli")

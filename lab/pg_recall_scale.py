@@ -33,7 +33,7 @@ def main() -> None:
     port = (args.dir / "port").read_text().strip()
     url = f"postgresql://postgres@127.0.0.1:{port}/kioku"
     load = [os.getloadavg()]
-    settings = Settings(database_url=url, embed_async=True)
+    settings = Settings({"database": {"url": url}, "embedder": {"background": True}})
     runtime = open_runtime(settings, embedder=configured_embedder())
     try:
         principal = runtime.local_principal("import")

@@ -29,7 +29,7 @@ WARM_UP = 10
 def main() -> None:
     url, context = sys.argv[1], sys.argv[2]
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 210
-    runtime = open_runtime(Settings(database_url=url))
+    runtime = open_runtime(Settings({"database": {"url": url}}))
     store: Any = runtime.store
     principal = Principal(
         workspace_id=store.ensure_workspace("default").id, role="owner", channel="rest"

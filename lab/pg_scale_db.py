@@ -147,7 +147,9 @@ def build(root: Path, count: int, data: Path, port: int) -> None:
     assert base is not None, "the bundled model is needed"
     recorder = RecordingEmbedder(base)
     recorder.serve = True
-    runtime = open_runtime(Settings(database_url=url, embed_async=True), embedder=recorder)
+    runtime = open_runtime(
+        Settings({"database": {"url": url}, "embedder": {"background": True}}), embedder=recorder
+    )
     corpora = load_locomo(data / "locomo")
     docs = [doc for corpus in corpora for doc in corpus.docs]
     questions = [q for corpus in corpora for q in corpus.questions]

@@ -81,7 +81,9 @@ def fused_rankings(workdir: Path, name: str, corpora: Sequence[Corpus]) -> list[
     cache = workdir / f"{name}.json"
     if cache.exists():
         return json.loads(cache.read_text())
-    settings = Settings(database_url=f"sqlite:///{workdir / name}.db", embed_async=True)
+    settings = Settings(
+        {"database": {"url": f"sqlite:///{workdir / name}.db"}, "embedder": {"background": True}}
+    )
     runtime = open_runtime(settings)
     principal = runtime.local_principal("import")
     rows: list[dict] = []
@@ -170,7 +172,7 @@ def latency(workdir: Path, data: Path, questions: int) -> None:
     from kioku.rerankers.http import HTTPReranker
     from kioku.service.model_rerank import ModelRerankConfig, ModelReranking
 
-    runtime = open_runtime(Settings(database_url=f"sqlite:///{workdir / 'locomo'}.db"))
+    runtime = open_runtime(Settings({"database": {"url": f"sqlite:///{workdir / 'locomo'}.db"}}))
     principal = runtime.local_principal("import")
     corpora = load_locomo(data / "locomo")
     asked = [(c.context, q.text) for c in corpora for q in c.questions][:questions]

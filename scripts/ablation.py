@@ -103,7 +103,12 @@ def main() -> None:
     scores: dict[str, dict[str | None, float]] = {}
     costs: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="kioku-ablation-") as scratch:
-        settings = Settings(database_url=f"sqlite:///{Path(scratch) / 'a.db'}", embed_async=True)
+        settings = Settings(
+            {
+                "database": {"url": f"sqlite:///{Path(scratch) / 'a.db'}"},
+                "embedder": {"background": True},
+            }
+        )
         runtime = name_memories_reproducibly(
             open_runtime(settings, embedder=embedder, clock=import_clock)
         )

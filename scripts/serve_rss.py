@@ -33,7 +33,7 @@ def fill(url: str, n: int, data: Path) -> list[str]:
     corpora = load_locomo(data / "locomo")
     docs = [doc for corpus in corpora for doc in corpus.docs]
     questions = [q for corpus in corpora for q in corpus.questions]
-    runtime = open_runtime(Settings(database_url=url, embed_async=True))
+    runtime = open_runtime(Settings({"database": {"url": url}, "embedder": {"background": True}}))
     try:
         run_scale(runtime, runtime.local_principal("import"), [n], docs, questions)
     finally:

@@ -20,11 +20,16 @@ from kioku.embeddings.fake import FakeEmbedder
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.principal import Principal
 from kioku.settings import Settings
+from kioku.settings.model import sections
+from kioku.settings.sections import variable_of
 from kioku.storage import open_store
 from kioku.storage.postgres.throwaway import postgres_server, scratch_database
 from tests.postgres import app_role_url, empty_postgres_database
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# A developer's own settings file (~/.config/kioku/config.toml) never reaches a test: tests that
+# read a file name it in KIOKU_CONFIG themselves (tests/test_settings_sources.py).
+os.environ["KIOKU_CONFIG"] = ""
 
 # `make test` (and so CI) draws the same Hypothesis examples on every run: a gate that passes
 # or fails by the seed of the day cannot gate. `make soak` explores with fresh random seeds
@@ -35,7 +40,9 @@ hypothesis_settings.load_profile(os.environ.get("KIOKU_HYPOTHESIS_PROFILE", "ci"
 
 
 def make_settings(tmp_path: Path, **overrides: object) -> Settings:
-    """Settings on a fresh SQLite file, embedding inline (deterministic tests)."""
+    """Settings on a fresh SQLite file, embedding inline (deterministic tests). ``overrides``
+    are named by their variable, lower case, without ``KIOKU_`` (``rate_limit_per_minute=0``
+    sets ``limits.rate_limit_per_minute``, as KIOKU_RATE_LIMIT_PER_MINUTE would)."""
     values: dict[str, object] = {
         "database_url": f"sqlite:///{tmp_path / 'kioku.db'}",
         "embed_async": False,
@@ -44,7 +51,16 @@ def make_settings(tmp_path: Path, **overrides: object) -> Settings:
         "allowed_hosts": ["testserver"],
     }
     values.update(overrides)
-    return Settings(**values)  # type: ignore[arg-type]
+    where = {
+        variable_of(field).removeprefix("KIOKU_").lower(): (section, key)
+        for section, fields in sections().items()
+        for key, field in fields.items()
+    }
+    nested: dict[str, dict[str, object]] = {}
+    for name, value in values.items():
+        section, key = where[name]
+        nested.setdefault(section, {})[key] = value
+    return Settings(nested)
 
 
 def backend_settings(

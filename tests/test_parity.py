@@ -44,6 +44,7 @@ INTERNAL = {
     "sync": "applies documents by external id: ingest and the Slack/Markdown imports call it",
     "connector_context": "makes a Slack import's external contexts, inside kioku import slack",
     "import_memories": "kioku import-jsonl's batch path, on the local database (as sync)",
+    "count_imported": "kioku import-jsonl's summary of what the context holds of its file",
     "ranking": "recall's ranking without its side effects: forget_by_query matches with it",
 }
 NOT_AN_MCP_TOOL = {

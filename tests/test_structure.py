@@ -32,8 +32,9 @@ def imports_of(package: str) -> set[str]:
             ("fastapi", "starlette", "mcp", "typer", "kioku.service", "kioku.api", "kioku.cli"),
         ),
         # Search is pure functions over what storage found: the records it ranks with are
-        # kioku.signals, so it never imports storage at all, nor an embedder (what needs one,
-        # such as measuring each language's mean vector, is kioku.embeddings.language_means).
+        # kioku.ranking_records, so it never imports storage at all, nor an embedder (what
+        # needs one, such as measuring each language's mean vector, is
+        # kioku.embeddings.language_means).
         (
             "search",
             ("fastapi", "typer", "kioku.storage", "kioku.embeddings", "kioku.service", "kioku.api"),
@@ -108,7 +109,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "shared by all",
         (
             "models",
-            "signals",
+            "ranking_records",
             "vocabulary",
             "errors",
             "clock",
@@ -125,7 +126,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("below: search", ("search",)),
     ("below: storage, embeddings, rerankers", ("storage", "embeddings", "rerankers")),
     ("rules", ("service",)),
-    ("composition", ("runtime", "database")),
+    ("composition", ("runtime",)),
     # Everything that drives the services: the surfaces, the package's face (kioku/__init__),
     # the connectors (the diagram draws them beside the models, but they hand outside sources
     # to the connector service as a surface hands it a request), the gate and the bench.
@@ -234,7 +235,9 @@ SCRIPTS = SRC.parents[1] / "scripts"
 
 def test_src_holds_no_study() -> None:
     """Studies live in lab/ (lab/README.md), tools in scripts/: the product neither holds one
-    (no ``*_study.py``, no module named as a lab file) nor imports one."""
+    (no ``*_study.py``, no module named as a lab file) nor imports one, and every module of the
+    bench and the gate is run by the product (a one-off measurement that nothing imports, such
+    as a LoCoMo study with its own ``python -m`` line, is a study)."""
     outside = {"lab", "scripts"} | {
         path.stem for folder in (LAB, SCRIPTS) for path in folder.glob("*.py")
     }
@@ -251,6 +254,43 @@ def test_src_holds_no_study() -> None:
         if name.split(".")[0] in outside
     }
     assert not reached, sorted(reached)
+    unused = sorted(set(modules_of(("benchmark", "eval"))) - reached_by_the_product())
+    assert unused == [], (
+        f"nothing the product runs imports {unused}: a study goes to lab/ (lab/README.md)"
+    )
+
+
+# What a user runs of the bench and the gate besides the commands (`kioku bench`, `kioku eval`,
+# which the CLI imports): the load test of `make soak` (`python -m kioku.benchmark.load`), and
+# its workload, which locust reads by path.
+BENCH_ENTRY_POINTS = ("benchmark.load", "benchmark.locustfile")
+
+
+def modules_of(packages: tuple[str, ...], root: Path = SRC) -> dict[str, Path]:
+    """Every module under ``packages`` (dotted, without ``kioku.``) and its file."""
+    return {
+        module_name(path, root): path
+        for package in packages
+        for path in (root / package).rglob("*.py")
+    }
+
+
+def reached_by_the_product(root: Path = SRC) -> set[str]:
+    """The modules that the product's code outside ``benchmark/`` and ``eval/``, or a bench entry
+    point, imports, directly or through others (a package is reached with any of its modules)."""
+    everything = {module_name(path, root): path for path in root.rglob("*.py")}
+    inner = modules_of(("benchmark", "eval"), root)
+    todo = [name for name in everything if name not in inner] + list(BENCH_ENTRY_POINTS)
+    reached: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in everything:
+            continue
+        reached.add(name)
+        parts = name.split(".")
+        todo.extend(".".join(parts[:end]) for end in range(1, len(parts)))
+        todo.extend(kioku_imports(everything[name], root))
+    return reached
 
 
 def test_only_the_bench_starts_a_throwaway_postgres() -> None:
@@ -264,16 +304,115 @@ def test_only_the_bench_starts_a_throwaway_postgres() -> None:
     assert importers <= {"benchmark.backend", "benchmark.load"}, importers
 
 
-SURFACES = ("api", "mcp", "cli", "ui", "client")
+SURFACES = ("api", "mcp", "cli", "ui", "client", "integrations")
+
+
+def module_path(module: str, root: Path = SRC) -> Path | None:
+    """The file of ``module`` (dotted, without ``kioku.``), if it exists."""
+    where = root.joinpath(*module.split("."))
+    for path in (where.with_suffix(".py"), where / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
 
 
 @pytest.mark.parametrize("surface", SURFACES)
 def test_surfaces_never_import_storage(surface: str) -> None:
     """Every surface reaches the data through the services, opened by ``kioku.runtime`` (or,
-    for the commands that need no runtime, ``kioku.database``): no surface names a store, a
-    storage record or a SQL helper, lazily inside a function or at the top."""
+    for the commands that need no runtime, ``kioku.service.database_admin``): no surface names
+    a store, a storage record or a SQL helper, lazily inside a function or at the top; nor
+    does a module it imports outside the services and the runtime, so no module beside them
+    is a door to storage (as ``kioku/database.py`` once was, re-exporting the store)."""
     reached = {name for name in imports_of(surface) if name.split(".")[:2] == ["kioku", "storage"]}
     assert not reached, f"{surface} must reach storage through the services: {sorted(reached)}"
+    surfaces = [name for name, _ in LAYERS].index("surfaces")
+    doors = {
+        f"{module_name(path, SRC)} -> {imported}"
+        for path in (SRC / surface).rglob("*.py")
+        for imported in kioku_imports(path, SRC)
+        if layer_of(imported) < surfaces
+        and imported.split(".")[0] not in {"service", "runtime"}
+        and (found := module_path(imported)) is not None
+        and any(name.split(".")[:2] == ["kioku", "storage"] for name in imports_in(found))
+    }
+    assert not doors, f"{surface} reaches storage through a module beside the services: {doors}"
+
+
+def store_uses(path: Path, *, names_only: bool = False) -> list[str]:
+    """Where ``path`` touches the store itself: an attribute ``.store`` (``runtime.store``,
+    ``getattr(runtime, "store")``) or the name ``Store`` (the storage façade's type); with
+    ``names_only``, only where it names ``Store``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr == "store":
+            if names_only or ast.unparse(node.value).startswith("langgraph"):
+                continue  # a service's own port, or the package langgraph.store
+            found.append(f"{ast.unparse(node)} (line {node.lineno})")
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in {"getattr", "hasattr"}:
+            if names_only:
+                continue
+            if any(isinstance(a, ast.Constant) and a.value == "store" for a in node.args[1:2]):
+                found.append(f"{ast.unparse(node)} (line {node.lineno})")
+        elif isinstance(node, ast.Name) and node.id == "Store":
+            found.append(f"Store (line {node.lineno})")
+        elif isinstance(node, ast.alias) and node.name.split(".")[-1] == "Store":
+            found.append(f"import {node.name} (line {node.lineno})")
+        elif isinstance(node, ast.Constant) and node.value == "Store":  # a quoted annotation
+            found.append(f"'Store' (line {node.lineno})")
+    return found
+
+
+# Who may hold the whole store: storage (which defines it) and the runtime (which opens it and
+# hands it to each service as that service's port). Services hold their ports (``.store``).
+HOLDERS = {"storage", "runtime.py"}
+PORT_TAKERS = {"service"}
+OTHERS = sorted(
+    path.name
+    for path in SRC.iterdir()
+    if path.name not in HOLDERS | PORT_TAKERS
+    and (path.suffix == ".py" or (path / "__init__.py").is_file())
+)
+
+
+def python_files(name: str) -> list[Path]:
+    """The modules of the package ``name`` under ``src/kioku``, or the module file itself."""
+    path = SRC / name
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path]
+
+
+def test_the_walk_covers_surfaces_and_drivers() -> None:
+    assert set(SURFACES) | {"benchmark", "eval", "connectors", "__init__.py"} <= set(OTHERS)
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_only_the_services_touch_the_store(name: str) -> None:
+    """Beside storage, the runtime and the services, no module calls ``runtime.store`` (nor
+    reads a backend's pool or caches through it) or names ``Store``: the surfaces, the bench
+    and the gate call the runtime's services (``runtime.health``, ``runtime.workspaces``,
+    ``runtime.bench``, ...), and what a command or a route needs of the database is a service
+    method."""
+    touched = {
+        f"{path.relative_to(SRC)}: {use}" for path in python_files(name) for use in store_uses(path)
+    }
+    assert not touched, f"{name} must call services, not the store: {sorted(touched)}"
+
+
+def test_services_never_name_the_store() -> None:
+    """A service takes the narrow port it uses (``storage/ports.py``), never ``Store``: the
+    names of its module are checked here, its signatures by ``tests/service/test_ports.py``."""
+    named = {
+        f"{path.relative_to(SRC)}: {use}"
+        for path in python_files("service")
+        for use in store_uses(path, names_only=True)
+    }
+    assert not named, f"take a port of kioku/storage/ports.py, not the Store: {sorted(named)}"
+
+
+def test_the_runtime_is_the_only_composition_module() -> None:
+    """Beside ``kioku/runtime.py`` no top-level module opens or re-exports the store: the
+    commands that need no runtime ask ``service/database_admin.py``."""
+    assert dict(LAYERS)["composition"] == ("runtime",)
+    assert not (SRC / "database.py").exists(), "kioku/database.py re-exported the store"
 
 
 def test_every_rest_operation_is_a_service_method() -> None:

@@ -21,7 +21,9 @@ import sys
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-DEFAULT_URL = "http://127.0.0.1:8765"
+from kioku.settings import client as client_settings  # standard library only
+
+DEFAULT_URL = client_settings.DEFAULT_URL
 ENDPOINT = "/api/v1/hooks/claude-code"
 MAX_INPUT_BYTES = 4 * 1024 * 1024
 
@@ -92,10 +94,10 @@ def forward(event: bytes, options: dict[str, Any]) -> bytes:
     """POST the hook's event to the server; the answer's body (a 2xx) or ``HookFailed``."""
     import http.client
 
-    base = urlsplit(options.get("url") or os.environ.get("KIOKU_URL") or DEFAULT_URL)
+    base = urlsplit(options.get("url") or client_settings.server_url() or DEFAULT_URL)
     if base.scheme not in ("http", "https") or not base.hostname:
         raise HookFailed(f"KIOKU_URL {base.geturl()!r} is not an http(s) URL")
-    key = os.environ.get("KIOKU_API_KEY") or read_key(options.get("key_file") or default_key_file())
+    key = client_settings.api_key() or read_key(options.get("key_file") or default_key_file())
     query = urlencode([*(("context", c) for c in options["context"]), *options["params"].items()])
     target = base.path.rstrip("/") + ENDPOINT + (f"?{query}" if query else "")
     headers = {"Content-Type": "application/json", "User-Agent": "kioku-hook"}

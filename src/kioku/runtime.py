@@ -10,6 +10,7 @@ from threadpoolctl import threadpool_limits
 from kioku.clock import Clock, system_clock
 from kioku.embeddings import Embedder, make_embedder
 from kioku.service.audit import AuditService
+from kioku.service.bench import BenchService
 from kioku.service.connectors import ConnectorService
 from kioku.service.contexts import ContextService
 from kioku.service.delivery import DeliveryService
@@ -18,6 +19,7 @@ from kioku.service.feedback import FeedbackService
 from kioku.service.forgetting import ForgetService
 from kioku.service.graph import Associations, GraphService
 from kioku.service.harness import HarnessService
+from kioku.service.health import HealthService
 from kioku.service.jobs import Job, JobRunner, sweep_expired_state, sweep_oauth, sweep_verdicts
 from kioku.service.keys import KeyService
 from kioku.service.memories import MemoryService
@@ -29,6 +31,7 @@ from kioku.service.recall import RecallService
 from kioku.service.sleep import LLMConfig, SleepConfig, SleepService, sleep_job
 from kioku.service.state import StateService
 from kioku.service.stats import StatsService
+from kioku.service.workspaces import WorkspaceService
 from kioku.settings import Settings
 from kioku.storage import open_store
 from kioku.storage.base import Store
@@ -74,6 +77,12 @@ class Runtime:
     """OAuth grants for MCP clients (consent, codes, tokens), each standing for an API key."""
     harness: HarnessService = field(init=False)
     """What agent harnesses' hooks add to a turn (Claude Code: pinned rules, memories)."""
+    health: HealthService = field(init=False)
+    """The database's and this process's status, for ``/health`` and ``/metrics``."""
+    workspaces: WorkspaceService = field(init=False)
+    """Workspaces by name, for the operator's local commands (``kioku keys``)."""
+    bench: BenchService = field(init=False)
+    """What ``kioku bench`` and ``kioku eval`` need beneath the operations (bulk vectors)."""
 
     def local_principal(self, channel: Channel) -> Principal:
         """The owner of the default workspace (dev mode, CLI, stdio MCP: no key needed)."""
@@ -81,7 +90,7 @@ class Runtime:
 
     def start_background(self) -> None:
         """Start background workers (the embedding queue, periodic jobs)."""
-        if self.embedding is not None and self.settings.embed_async:
+        if self.embedding is not None and self.settings.embedder.background:
             self.embedding.start()
         if self.jobs is not None:
             self.jobs.start()
@@ -110,9 +119,9 @@ def open_runtime(
     # memories 70 → 50 ms with one BLAS thread).
     threadpool_limits(limits=1, user_api="blas")
     store = open_store(
-        settings.database_url,
-        pool_size=settings.db_pool_size,
-        lexical_index_min=settings.lexical_index_min,
+        settings.database.url,
+        pool_size=settings.database.pool_size,
+        lexical_index_min=settings.recall.lexical_index_min,
     )
     owns_embedder = embedder is None
     if embedder is None:
@@ -121,9 +130,9 @@ def open_runtime(
         EmbeddingScheduler(
             store,
             embedder,
-            queue_limit=settings.embed_queue_size,
-            lease=timedelta(seconds=settings.embed_lease_seconds),
-            item_budget=timedelta(seconds=settings.embed_item_seconds),
+            queue_limit=settings.embedder.queue_size,
+            lease=timedelta(seconds=settings.embedder.lease_seconds),
+            item_budget=timedelta(seconds=settings.embedder.item_seconds),
         )
         if embedder is not None
         else None
@@ -141,8 +150,8 @@ def open_runtime(
             store,
             contexts,
             scheduler,
-            max_content_bytes=settings.max_content_bytes,
-            embed_async=settings.embed_async,
+            max_content_bytes=settings.limits.max_content_bytes,
+            embed_async=settings.embedder.background,
             graph=associations,
             clock=clock,
         ),
@@ -150,7 +159,7 @@ def open_runtime(
             store,
             contexts,
             embedder,
-            fetch_factor=settings.fetch_factor,
+            fetch_factor=settings.recall.fetch_factor,
             graph=associations,
             model_rerank=_model_reranking(settings),
         ),
@@ -160,7 +169,9 @@ def open_runtime(
         stats=StatsService(store, contexts, clock=clock),
         keys=KeyService(store, contexts, clock=clock),
         audit=AuditService(store),
-        state=StateService(store, contexts, max_value_bytes=settings.max_state_bytes, clock=clock),
+        state=StateService(
+            store, contexts, max_value_bytes=settings.limits.max_state_bytes, clock=clock
+        ),
         default_workspace_id=workspace.id,
         clock=clock,
         jobs=JobRunner(store, _periodic_jobs(settings, store), clock=clock),
@@ -175,58 +186,63 @@ def open_runtime(
     runtime.harness = HarnessService(
         store, runtime.delivery, runtime.recall, runtime.memories, clock
     )
-    if settings.sleep_interval_seconds > 0 and runtime.jobs is not None:
-        every = timedelta(seconds=settings.sleep_interval_seconds)
+    runtime.health = HealthService(store)
+    runtime.workspaces = WorkspaceService(store)
+    runtime.bench = BenchService(store)
+    if settings.sleep.interval_seconds > 0 and runtime.jobs is not None:
+        every = timedelta(seconds=settings.sleep.interval_seconds)
         runtime.jobs.jobs.append(sleep_job(store, runtime.sleep.run_context, every))
     return runtime
 
 
 def _model_reranking(settings: Settings) -> ModelReranking | None:
     """The model reranker step of recall, when ``KIOKU_RERANKER_URL`` names one."""
-    if not settings.reranker_url:
+    if not settings.reranker.url:
         return None
     from kioku.rerankers.http import HTTPReranker
 
     reranker = HTTPReranker(
-        settings.reranker_url,
-        format=settings.reranker_format,
-        model=settings.reranker_model,
-        api_key=settings.reranker_api_key.get_secret_value(),
-        timeout=settings.reranker_timeout_seconds,
+        settings.reranker.url,
+        format=settings.reranker.format,
+        model=settings.reranker.model,
+        api_key=settings.reranker.api_key.get_secret_value(),
+        timeout=settings.reranker.timeout_seconds,
     )
     config = ModelRerankConfig(
-        top_n=settings.reranker_top_n,
-        weight=settings.reranker_weight,
-        timeout_seconds=settings.reranker_timeout_seconds,
-        max_chars=settings.reranker_max_chars,
-        cooldown_seconds=settings.reranker_cooldown_seconds,
+        top_n=settings.reranker.top_n,
+        weight=settings.reranker.weight,
+        timeout_seconds=settings.reranker.timeout_seconds,
+        max_chars=settings.reranker.max_chars,
+        cooldown_seconds=settings.reranker.cooldown_seconds,
     )
     return ModelReranking(reranker, config)
 
 
 def _sleep_config(settings: Settings) -> SleepConfig:
     llm = None
-    if settings.sleep_llm_base_url:
+    if settings.sleep.llm_base_url:
         llm = LLMConfig(
-            base_url=settings.sleep_llm_base_url,
-            model=settings.sleep_llm_model,
-            api_key=settings.sleep_llm_api_key,
-            max_calls=settings.sleep_llm_max_calls,
+            base_url=settings.sleep.llm_base_url,
+            model=settings.sleep.llm_model,
+            api_key=settings.sleep.llm_api_key,
+            max_calls=settings.sleep.llm_max_calls,
         )
     return SleepConfig(
-        max_memories=settings.sleep_max_memories,
-        merge_threshold=settings.sleep_merge_threshold,
-        edge_half_life=timedelta(days=settings.sleep_edge_half_life_days),
-        edge_floor=settings.sleep_edge_floor,
-        stale_after=timedelta(seconds=settings.sleep_stale_seconds),
+        max_memories=settings.sleep.max_memories,
+        merge_threshold=settings.sleep.merge_threshold,
+        edge_half_life=timedelta(days=settings.sleep.edge_half_life_days),
+        edge_floor=settings.sleep.edge_floor,
+        stale_after=timedelta(seconds=settings.sleep.stale_seconds),
         llm=llm,
     )
 
 
 def _periodic_jobs(settings: Settings, store: Store) -> list[Job]:
     jobs: list[Job] = [sweep_verdicts(store)]
-    if settings.state_sweep_seconds > 0:
-        jobs.append(sweep_expired_state(store, timedelta(seconds=settings.state_sweep_seconds)))
-    if settings.oauth_sweep_seconds > 0:
-        jobs.append(sweep_oauth(store, timedelta(seconds=settings.oauth_sweep_seconds)))
+    if settings.jobs.state_sweep_seconds > 0:
+        jobs.append(
+            sweep_expired_state(store, timedelta(seconds=settings.jobs.state_sweep_seconds))
+        )
+    if settings.jobs.oauth_sweep_seconds > 0:
+        jobs.append(sweep_oauth(store, timedelta(seconds=settings.jobs.oauth_sweep_seconds)))
     return jobs

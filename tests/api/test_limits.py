@@ -56,13 +56,13 @@ def test_one_past_each_limit_is_refused_naming_the_field(
 
 def test_oversized_content_state_and_body_are_413(client: SyncASGIClient, runtime: Runtime) -> None:
     settings = runtime.settings
-    content = "c" * (settings.max_content_bytes + 1)
+    content = "c" * (settings.limits.max_content_bytes + 1)
     answer = client.post(f"{API}/memories", json={**ITEM, "content": content})
     assert answer.status_code == 413 and answer.json()["error"]["field"] == "content"
-    value = "v" * settings.max_state_bytes
+    value = "v" * settings.limits.max_state_bytes
     answer = client.put(f"{API}/state/plan", json={"value": value})
     assert answer.status_code == 413 and answer.json()["error"]["field"] == "value"
-    body = b'{"summary": "' + b"x" * settings.max_request_bytes + b'"}'
+    body = b'{"summary": "' + b"x" * settings.limits.max_request_bytes + b'"}'
     answer = client.post(
         f"{API}/memories", content=body, headers={"content-type": "application/json"}
     )

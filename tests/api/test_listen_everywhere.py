@@ -26,7 +26,7 @@ from tests.conftest import make_settings, portal_client
 )
 def test_the_url_kioku_names_itself_by(host: str, public_url: str, named: str) -> None:
     settings = make_settings(Path("/nonexistent"), host=host, port=8765, public_url=public_url)
-    assert settings.base_url == named
+    assert settings.server.base_url == named
 
 
 def test_an_app_listening_everywhere_starts_and_names_the_loopback_issuer(tmp_path: Path) -> None:

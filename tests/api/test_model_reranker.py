@@ -29,7 +29,7 @@ from kioku.embeddings.fake import FakeEmbedder
 from kioku.rerankers import blend_head
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.model_rerank import ModelRerankConfig, ModelReranking
-from kioku.settings import Settings
+from kioku.settings.sections import RerankerSettings
 from tests.api.test_metrics import scrape, value
 from tests.conftest import SyncASGIClient, make_settings, portal_client
 from tests.local_http import JSONHandler, serving
@@ -209,7 +209,7 @@ def test_the_default_weight_blends_the_two_orders(tmp_path: Path, rerank_url: st
         fused = summaries(recall(client, query))
         Reranking.mode = "tei"
         blended = summaries(recall(client, query))
-    default = Settings.model_fields["reranker_weight"].default
+    default = RerankerSettings.model_fields["weight"].default
     order = blend_head([relevance(query, text) for text in fused], default)
     assert blended == [fused[i] for i in order] != fused
 

@@ -58,7 +58,7 @@ class Served:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def served(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> Iterator[Served]:
-    url = backend_settings(request, tmp_path).database_url
+    url = backend_settings(request, tmp_path).database.url
     settings = make_settings(tmp_path, dev=False, rate_limit_per_minute=0, database_url=url)
     runtime = open_runtime(settings, embedder=FakeEmbedder(), clock=clock)
     try:

@@ -116,7 +116,10 @@ def test_behind_a_tls_proxy_https_at_the_same_authority_writes(client: SyncASGIC
 
 
 def test_the_public_url_origin_writes(tmp_path: Path, runtime: Runtime) -> None:
-    settings = runtime.settings.model_copy(update={"public_url": "https://memory.example.test"})
+    server = runtime.settings.server.model_copy(
+        update={"public_url": "https://memory.example.test"}
+    )
+    settings = runtime.settings.model_copy(update={"server": server})
     with portal_client(create_app(settings, runtime=runtime)) as client:
         assert remember(client, Origin="https://memory.example.test").status_code == 201
         assert remember(client, Origin="https://memory.example.test:8443").status_code == 403

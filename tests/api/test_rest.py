@@ -150,7 +150,7 @@ def test_client_cannot_choose_provenance(client: SyncASGIClient) -> None:
 
 
 def test_oversized_content_is_413_naming_content(client: SyncASGIClient, runtime: Runtime) -> None:
-    content = "x" * (runtime.settings.max_content_bytes + 1)
+    content = "x" * (runtime.settings.limits.max_content_bytes + 1)
     response = client.post(
         f"{API}/contexts/default/memories", json={"summary": "big", "content": content}
     )
@@ -158,7 +158,7 @@ def test_oversized_content_is_413_naming_content(client: SyncASGIClient, runtime
 
 
 def test_oversized_request_body_is_413(client: SyncASGIClient, runtime: Runtime) -> None:
-    blob = "x" * (runtime.settings.max_request_bytes + 10)
+    blob = "x" * (runtime.settings.limits.max_request_bytes + 10)
     response = client.post(
         f"{API}/contexts/default/memories",
         content=blob.encode(),
@@ -171,7 +171,7 @@ def test_oversized_chunked_body_without_length_is_413(
     client: SyncASGIClient, runtime: Runtime
 ) -> None:
     chunk = b"x" * 65536
-    rounds = runtime.settings.max_request_bytes // len(chunk) + 2
+    rounds = runtime.settings.limits.max_request_bytes // len(chunk) + 2
 
     async def body() -> AsyncIterator[bytes]:  # a generator: httpx sends it chunked
         for _ in range(rounds):

@@ -42,7 +42,7 @@ def test_the_secret_is_shown_once_and_stored_only_as_a_hash(
     assert secret.startswith("kk_") and len(secret) > 40
     listed = t.client.get(f"{API}/keys", headers=t.as_("A:admin")).text
     assert secret not in listed and made.json()["prefix"] in listed
-    database = Path(t.runtime.settings.database_url.removeprefix("sqlite:///"))
+    database = Path(t.runtime.settings.database.url.removeprefix("sqlite:///"))
     t.runtime.store.close()  # flush the WAL into the file before reading its bytes
     raw = b"".join(p.read_bytes() for p in database.parent.glob(database.name + "*") if p.is_file())
     assert secret.encode() not in raw and secret[10:].encode() not in raw

@@ -1,4 +1,5 @@
-"""The data loaders: evidence normalisation, memory text, summary/content split, JSQuAD dedupe."""
+"""The data loaders: evidence normalisation, memory text, summary/content split, JSQuAD dedupe,
+LoCoMo sessions declared as threads."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from kioku.benchmark.data import (
     normalise_evidence,
     split_text,
 )
+from kioku.benchmark.ingest import memory_item
 from kioku.search.tokenize import tokenize
 from kioku.service.memories import lexical_text
 from kioku.storage.records import embedding_text
@@ -90,6 +92,21 @@ def test_locomo_corpus_turn_text_order_and_questions() -> None:
     assert stats.questions_dropped == ["conv-7:q3", "conv-7:q4"]
     assert stats.ids_dropped == ["conv-7:D9:9"]
     assert stats.ids_repaired == ["conv-7:D1:01", "conv-7:D1:1; D2:1"]
+
+
+def test_the_locomo_loader_declares_sessions_as_threads() -> None:
+    conversation = {
+        "speaker_a": "A",
+        "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"},
+                      {"speaker": "B", "dia_id": "D1:2", "text": "hello"}],
+        "session_2": [{"speaker": "A", "dia_id": "D2:1", "text": "again"}],
+    }  # fmt: skip
+    corpus = locomo_corpus("conv-0", conversation)
+    assert [(d.thread, d.position) for d in corpus.docs] == [
+        ("session_1", 0), ("session_1", 1), ("session_2", 0)
+    ]  # fmt: skip
+    item = memory_item(corpus.docs[1])
+    assert (item["thread"], item["position"]) == ("session_1", 1)
 
 
 def test_split_keeps_short_text_whole() -> None:

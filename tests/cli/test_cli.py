@@ -129,7 +129,7 @@ def test_pinned_lists_the_always_lane() -> None:
     from kioku.runtime import open_runtime
     from kioku.settings import Settings
 
-    runtime = open_runtime(Settings(embed_async=False))
+    runtime = open_runtime(Settings({"embedder": {"background": False}}))
     try:
         runtime.memories.remember(
             runtime.local_principal("cli"),

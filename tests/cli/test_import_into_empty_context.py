@@ -71,7 +71,7 @@ def export_file(tmp_path: Path) -> Path:
         )
         runtime.state.set_state(me, "default", "ticket:42", StateSet(value={"phase": "draft"}))
     out = tmp_path / "default.jsonl"
-    invoke("export", "--database-url", source.database_url, "--out", str(out))
+    invoke("export", "--database-url", source.database.url, "--out", str(out))
     return out
 
 
@@ -85,7 +85,7 @@ def test_import_fills_the_empty_default_a_server_made_and_keeps_its_id(
         key = runtime.keys.create_key(
             owner, KeyCreate(name="agent", role="member", context_ids=["default"])
         ).key
-    said = invoke("import", str(export_file), "--database-url", target.database_url)
+    said = invoke("import", str(export_file), "--database-url", target.database.url)
     flat = " ".join(said.split())
     assert "imported workspace default (2 contexts, 3 memories, 1 feedback event" in flat, said
     assert "into the workspace's existing empty context default (its id kept" in flat, said
@@ -102,7 +102,7 @@ def test_import_fills_the_empty_default_a_server_made_and_keeps_its_id(
         assert [m.summary for m in notes.items] == ["Attention is all you need"]
     # Everything else travelled as it was: a new export is the file, the context id aside.
     second = export_file.with_name("again.jsonl")
-    invoke("export", "--database-url", target.database_url, "--out", str(second))
+    invoke("export", "--database-url", target.database.url, "--out", str(second))
     file_id = _context_id(export_file, "default")
     expected = export_file.read_text(encoding="utf-8").replace(file_id, default_id)
     assert sorted(second.read_text(encoding="utf-8").splitlines()) == sorted(expected.splitlines())
@@ -110,7 +110,7 @@ def test_import_fills_the_empty_default_a_server_made_and_keeps_its_id(
 
 def test_json_output_names_the_contexts_imported_into(target: Settings, export_file: Path) -> None:
     open_runtime(target, embedder=None).close()
-    said = invoke("import", str(export_file), "--database-url", target.database_url, "--json")
+    said = invoke("import", str(export_file), "--database-url", target.database.url, "--json")
     summary = json.loads(said)
     assert summary["into_existing_contexts"] == ["default"]
     assert summary["counts"]["memory"] == 3 and summary["counts"]["context"] == 2
@@ -120,7 +120,7 @@ def test_json_output_names_the_contexts_imported_into(target: Settings, export_f
             "import",
             str(_renumbered(export_file)),
             "--database-url",
-            target.database_url,
+            target.database.url,
             "-w",
             "moved",
             "--json",
@@ -142,7 +142,7 @@ def test_a_same_named_context_that_holds_anything_still_refuses(
             if holding == "a forgotten memory":
                 runtime.memories.forget(me, "default", kept.id)
     result = runner.invoke(app, ["import", str(export_file), "--database-url",
-                                   target.database_url])  # fmt: skip
+                                   target.database.url])  # fmt: skip
     said = " ".join(result.output.split())
     assert result.exit_code == 1, result.output
     assert "already has contexts named default that hold memories or state keys" in said
@@ -163,7 +163,7 @@ def test_a_context_that_takes_a_memory_during_the_import_refuses_it_whole(
     with _runtime(target) as runtime:
         me = runtime.local_principal("rest")
         default_id = runtime.contexts.resolve(me, "default").id
-    store = open_store(target.database_url)
+    store = open_store(target.database.url)
     try:
         workspace = store.get_workspace_by_name("default")
         assert workspace is not None

@@ -86,7 +86,7 @@ def test_the_import_goes_through_the_batch_path_100_lines_a_call(
     assert sizes == [100, 100, 50]
     assert answer["created"] == 250 and answer["skipped"] == 0 and answer["failed"] == 0
     assert len(summaries(database)) == 250
-    runtime = open_runtime(Settings(embed_async=False))
+    runtime = open_runtime(Settings({"embedder": {"background": False}}))
     try:
         lines = runtime.audit.list_audit(runtime.local_principal("cli")).items
     finally:
@@ -200,7 +200,7 @@ def test_vectors_come_from_the_worker_and_embed_waits_for_them(
     monkeypatch.setenv("KIOKU_EMBEDDER", "bundled")
     monkeypatch.setattr(  # the fake, where the bundled model would be
         "kioku.runtime.make_embedder",
-        lambda settings: None if settings.embedder == "none" else FakeEmbedder(),
+        lambda settings: None if settings.embedder.kind == "none" else FakeEmbedder(),
     )
     first = tmp_path / "first.jsonl"
     write_lines(first, 30)

@@ -27,15 +27,18 @@ HEAVY = (
     "pydantic", "pydantic_core", "httpx", "httpcore", "anyio", "numpy", "sqlalchemy", "alembic",
     "fastapi", "starlette", "uvicorn", "mcp", "onnxruntime", "tokenizers", "yaml",
     "kioku.runtime", "kioku.api", "kioku.client", "kioku.models", "kioku.storage",
-    "kioku.embeddings", "kioku.service", "kioku.settings", "kioku.eval", "kioku.cli.eval",
+    "kioku.embeddings", "kioku.service", "kioku.settings.model", "kioku.settings.sections",
+    "kioku.settings.file", "kioku.eval", "kioku.cli.eval",
     "kioku.cli.serve", "kioku.cli.setup",
 )  # fmt: skip
-"""Modules (and their submodules) a quick command must not import."""
+"""Modules (and their submodules) a quick command must not import (``kioku.settings.client``,
+the client's settings, is the standard library only: they read it)."""
 
 IN_PROCESS = (
     "pydantic", "pydantic_core", "httpx", "httpcore", "anyio", "numpy", "sqlalchemy", "alembic",
     "kioku.runtime", "kioku.models", "kioku.storage", "kioku.embeddings", "kioku.service",
-    "kioku.settings", "kioku.client",  # the harness service renders with the SDK's renderer
+    "kioku.settings.model", "kioku.settings.sections", "kioku.settings.file",
+    "kioku.client",  # the harness service renders with the SDK's renderer
 )  # fmt: skip
 """What an in-process command on the local database may import: the store and the services
 (not the REST app, nor the embedding model)."""

@@ -36,13 +36,13 @@ def test_serve_refuses_a_reranker_url_that_is_not_one(url: str) -> None:
         app, ["serve", "--dev", "--port", str(free_port())], env={"KIOKU_RERANKER_URL": url}
     )
     assert result.exit_code == 1
-    assert "error (reranker_url)" in result.output and "http(s) URL" in result.output
+    assert "error (KIOKU_RERANKER_URL)" in result.output and "http(s) URL" in result.output
     assert "Traceback" not in result.output
 
 
 def test_a_command_refuses_it_too() -> None:
     result = runner.invoke(app, ["recall", "anything"], env={"KIOKU_RERANKER_URL": "rerank"})
-    assert result.exit_code == 1 and "error (reranker_url)" in result.output
+    assert result.exit_code == 1 and "error (KIOKU_RERANKER_URL)" in result.output
 
 
 @pytest.mark.parametrize(
@@ -64,16 +64,16 @@ def test_out_of_range_reranker_settings_are_refused(
     monkeypatch.setenv(f"KIOKU_{field.upper()}", value)
     with pytest.raises(ValidationError) as caught:
         Settings()
-    assert [error["loc"] for error in caught.value.errors()] == [(field,)]
+    assert [error["loc"] for error in caught.value.errors()] == [(f"KIOKU_{field.upper()}",)]
 
 
 def test_the_reranker_is_off_by_default_and_its_key_is_never_printed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert Settings().reranker_url == ""
+    assert Settings().reranker.url == ""
     monkeypatch.setenv("KIOKU_RERANKER_URL", " https://rerank.example/v2/rerank ")
     monkeypatch.setenv("KIOKU_RERANKER_API_KEY", "sk-never-shown")
     settings = Settings()
-    assert settings.reranker_url == "https://rerank.example/v2/rerank"
+    assert settings.reranker.url == "https://rerank.example/v2/rerank"
     assert "sk-never-shown" not in repr(settings) and "sk-never-shown" not in str(settings)
-    assert settings.reranker_api_key.get_secret_value() == "sk-never-shown"
+    assert settings.reranker.api_key.get_secret_value() == "sk-never-shown"

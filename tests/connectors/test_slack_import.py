@@ -9,6 +9,7 @@ import json
 import subprocess
 import zipfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from kioku.cli import app
 from kioku.models import IngestRequest, RecallFilters, RecallRequest
 from kioku.runtime import Runtime, open_runtime
 from kioku.service.principal import Principal
-from kioku.storage.records import MemoryFilter, MemoryRow
+from kioku.storage.records import ConnectorRow, MemoryFilter, MemoryRow
 from tests.conftest import make_settings
 from tests.connectors.slack_fixture import (
     DELETED_IN_V2,
@@ -86,7 +87,8 @@ def test_each_channel_becomes_an_external_context_of_connector_memories(
     runtime = inspect()
     ws = runtime.default_workspace_id
     contexts = {c.name: c for c in runtime.store.list_contexts(ws)}
-    connectors = runtime.store.list_connectors(ws)
+    dump = runtime.store.dump_workspace(ws, datetime.now(UTC))
+    connectors = [row for row in dump if isinstance(row, ConnectorRow)]
     assert [(c.kind, c.name) for c in connectors] == [("slack", "slack")]
     for name in CONTEXTS:
         assert contexts[name].trust_tier == "external"

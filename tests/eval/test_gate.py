@@ -37,7 +37,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def bundled() -> Iterator[E5OnnxEmbedder]:
     """The gate's own embedder: the bundled model on its default runtime."""
-    embedder = E5OnnxEmbedder(Settings().model_dir)
+    embedder = E5OnnxEmbedder(Settings().embedder.model_dir)
     yield embedder
     embedder.close()
 

@@ -121,7 +121,7 @@ def sha(path: Path) -> str:
 def cli_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KIOKU_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
     monkeypatch.setenv("KIOKU_EMBEDDER", "none")
-    runtime = open_runtime(Settings(embed_async=False))
+    runtime = open_runtime(Settings({"embedder": {"background": False}}))
     try:
         seed(runtime, runtime.local_principal("cli"))
     finally:

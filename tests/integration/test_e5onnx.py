@@ -252,7 +252,7 @@ def test_switching_runtime_never_mixes_vectors_until_reembed(
         new.close()
 
     env = {
-        "KIOKU_DATABASE_URL": settings.database_url,
+        "KIOKU_DATABASE_URL": settings.database.url,
         "KIOKU_MODEL_DIR": str(model_dir),
         "KIOKU_EMBED_ASYNC": "false",
     }

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from kioku.api import create_app
-from kioku.benchmark import mixed_probe
 from kioku.embeddings.base import Embedder
 from kioku.embeddings.bundled import BundledEmbedder
 from kioku.embeddings.e5onnx.embedder import E5OnnxEmbedder
 from kioku.runtime import Runtime, open_runtime
 from tests.conftest import SyncASGIClient, backend_settings, portal_client
+from tests.integration import mixed_probe
 
 pytestmark = pytest.mark.integration
 API = "/api/v1"
@@ -142,7 +142,7 @@ def test_confidence_is_not_high_when_the_legs_disagree_across_languages(
 def probe_app(
     request: pytest.FixtureRequest, tmp_path: Path, bundled: BundledEmbedder
 ) -> Iterator[SyncASGIClient]:
-    """A REST client on an empty database for issue 17's probe (``kioku.benchmark.mixed_probe``)."""
+    """A REST client on an empty database for issue 17's probe (``mixed_probe.py``, beside)."""
     runtime = open_runtime_for(request, tmp_path, bundled)
     try:
         with portal_client(create_app(runtime=runtime)) as client:

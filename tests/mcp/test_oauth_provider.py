@@ -80,7 +80,7 @@ def test_the_oauth_sweep_job_forgets_clients_never_used(
     clock.advance(seconds=UNUSED_CLIENT_RETENTION.total_seconds() - 60)
     assert "oauth-sweep" in jobs.run_due()
     assert anyio.run(provider.get_client, "idle") is not None
-    clock.advance(seconds=settings.oauth_sweep_seconds + 120)
+    clock.advance(seconds=settings.jobs.oauth_sweep_seconds + 120)
     assert "oauth-sweep" in jobs.run_due()
     assert anyio.run(provider.get_client, "idle") is None
 

@@ -93,20 +93,22 @@ def test_kioku_connects_with_a_password_a_url_would_need_encoded(server: Passwor
                         password="not " + PASSWORD).close()  # fmt: skip
 
 
-def test_another_compose_service_reaches_kioku_by_its_service_name(tmp_path: Path) -> None:
+def test_another_compose_service_reaches_kioku_by_its_service_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``http://kioku:8765`` from another container: Host ``kioku:8765``, answered (421
     without KIOKU_ALLOWED_HOSTS); a name nobody configured is still refused."""
     command = exec_form("CMD")
     host, port = command[command.index("--host") + 1], int(command[command.index("--port") + 1])
     outside = {k: v for k, v in os.environ.items() if not k.startswith("KIOKU_")}
     env = {**image_env({"PATH": outside["PATH"]}), **service_env("kioku", DOTENV)}
-    kioku_vars = {
-        name.removeprefix("KIOKU_").lower(): value
-        for name, value in env.items()
-        if name.startswith("KIOKU_") and name != "KIOKU_DATABASE_URL"
-    }
-    settings = Settings(**{**kioku_vars, "host": host, "port": port, "embed_async": False,
-                           "database_url": f"sqlite:///{tmp_path / 'kioku.db'}"})  # fmt: skip
+    for name, value in env.items():  # the container's KIOKU_* variables, read as it reads them
+        if name.startswith("KIOKU_") and name != "KIOKU_DATABASE_URL":
+            monkeypatch.setenv(name, value)
+    settings = Settings({
+        "server": {"host": host, "port": port}, "embedder": {"background": False},
+        "database": {"url": f"sqlite:///{tmp_path / 'kioku.db'}"},
+    })  # fmt: skip
     runtime = open_runtime(settings, embedder=FakeEmbedder())
     try:
         with portal_client(create_app(runtime=runtime)) as client:

@@ -37,7 +37,9 @@ def test_remember_embeds_inline_when_not_async(runtime: Runtime, principal: Prin
 
 def test_content_over_the_cap_is_413_on_content(runtime: Runtime, principal: Principal) -> None:
     with pytest.raises(PayloadTooLargeError) as info:
-        remember(runtime, principal, "big", content="x" * (runtime.settings.max_content_bytes + 1))
+        remember(
+            runtime, principal, "big", content="x" * (runtime.settings.limits.max_content_bytes + 1)
+        )
     assert info.value.field == "content"
 
 

@@ -248,7 +248,7 @@ def test_a_run_whose_process_died_is_refused_rollback_until_stale_then_rolls_bac
     assert runtime.stats.stats(principal, "notes").superseded == 2
     with pytest.raises(ConflictError):  # it might still be running somewhere
         runtime.sleep.rollback_sleep(principal, run_id)
-    clock.advance(seconds=runtime.settings.sleep_stale_seconds + 1)
+    clock.advance(seconds=runtime.settings.sleep.stale_seconds + 1)
     undone = runtime.sleep.rollback_sleep(principal, run_id)
     assert undone.run.status == "rolled_back" and "abandoned" in (undone.run.error or "")
     assert export(runtime) == before

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from kioku.api.metrics import _LexicalIndexCollector
+from kioku.service.health import HealthService
 from kioku.storage.postgres import PostgresStore
 from kioku.storage.postgres import lexical_sidecar as sidecar_module
 from kioku.storage.postgres import search as pg_search
@@ -293,7 +294,8 @@ def test_lexical_xid_names_the_last_change_of_the_searchable_text(pg: PostgresSt
 
 def test_metrics_report_the_indexes_and_who_answered(indexed: PostgresStore) -> None:
     ws, first, _ = _corpus(indexed)
-    collector = _LexicalIndexCollector(lambda: SimpleNamespace(store=indexed))  # type: ignore[arg-type, return-value]
+    health = HealthService(indexed)
+    collector = _LexicalIndexCollector(lambda: SimpleNamespace(health=health))  # type: ignore[arg-type, return-value]
 
     def scraped() -> dict[tuple[str, tuple[str, ...]], float]:
         return {(sample.name, tuple(sample.labels.values())): sample.value

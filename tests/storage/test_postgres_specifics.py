@@ -183,7 +183,7 @@ def test_concurrent_set_state_keeps_one_row(pg: PostgresStore) -> None:
     ctx = new_context(pg, ws, "c")
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda i: pg.set_state(ws, ctx.id, "k", str(i), None, T0), range(40)))
-    assert pg.count_state(ws, ctx.id, T0) == 1
+    assert len(pg.list_state(ws, ctx.id, T0, None, 10)) == 1
 
 
 def test_overlong_tokens_and_huge_documents_are_stored(pg: PostgresStore) -> None:
@@ -225,3 +225,25 @@ def test_reads_together_share_one_connection_and_nest_inside_a_session(
         assert backend_pid() == first
         with pytest.raises(RuntimeError), pg.reads_together(other):  # one workspace a block
             pass
+
+
+def test_pool_statistics_reach_the_metrics_through_the_health_service(pg: PostgresStore) -> None:
+    """``/metrics``' pool series read ``pool_statistics`` (the health service's), never the
+    pool itself: its figures are the pool's own."""
+    from types import SimpleNamespace
+
+    from kioku.api.metrics import _PoolCollector
+    from kioku.service.health import HealthService
+
+    pg.ensure_workspace("w")  # one borrow at least
+    stats = pg.pool_statistics()
+    assert (stats.max, stats.waiting) == (10, 0)  # open_store's default pool size
+    assert 1 <= stats.size <= stats.max and stats.wait_seconds >= 0
+    health = HealthService(pg)
+    collector = _PoolCollector(lambda: SimpleNamespace(health=health))  # type: ignore[arg-type, return-value]
+    scraped = {sample.name: sample.value for m in collector.collect() for sample in m.samples}
+    assert scraped.keys() == {
+        "kioku_db_pool_size", "kioku_db_pool_max", "kioku_db_pool_waiting",
+        "kioku_db_pool_requests_queued_total", "kioku_db_pool_wait_seconds_total",
+    }  # fmt: skip
+    assert scraped["kioku_db_pool_max"] == 10

@@ -169,7 +169,7 @@ def test_every_writer_puts_tokens_in_its_own_workspace_table(
     assert_partitioned(conn)
     out = io.StringIO()
     export_workspace(runtime.store, "intruder", datetime.now(UTC), out.write)
-    dump = Path(runtime.settings.database_url.removeprefix("sqlite:///")).with_name("d.jsonl")
+    dump = Path(runtime.settings.database.url.removeprefix("sqlite:///")).with_name("d.jsonl")
     dump.write_text(out.getvalue())
     runtime.purge.purge_source(principal, PurgeSource(source_uri_prefix="doc://"))
     assert_partitioned(conn)

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from kioku.ranking_records import ScoredId
 from kioku.search.confidence import (
     WITH_VECTOR,
     WITHOUT_VECTOR,
@@ -19,7 +20,6 @@ from kioku.search.confidence import (
     term_coverage,
 )
 from kioku.search.tokenize import tokenize
-from kioku.signals import ScoredId
 
 SURE = ConfidenceEvidence(found=True, closest=0.90, coverage=1.0, sharpness=5.0, margin=0.5)
 """A question whose words are all in a first result that stands out, close in meaning."""

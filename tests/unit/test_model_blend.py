@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kioku.rerankers.blend import blend_head, model_ranks
-from kioku.settings import Settings
+from kioku.settings.sections import RerankerSettings
 
 
 def test_model_ranks_put_unscored_candidates_last_and_keep_the_fused_order_on_ties() -> None:
@@ -25,7 +25,7 @@ def test_a_candidate_both_orders_place_first_stays_first() -> None:
         assert blend_head(scores, weight)[0] == 0
 
 
-DEFAULT = Settings.model_fields["reranker_weight"].default
+DEFAULT = RerankerSettings.model_fields["weight"].default
 
 
 def test_a_reranker_that_reverses_the_fused_order_cannot_bury_the_fused_top() -> None:

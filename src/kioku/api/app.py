@@ -106,11 +106,11 @@ def create_app(
     # Innermost: a NUL in the path, query, a header or a form field never reaches a route
     # (JSON bodies are checked by their models); a form body it reads is already capped.
     app.add_middleware(StorableText)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.limits.max_request_bytes)
     app.add_middleware(  # a refused request costs no parsing
         RateLimit,
         per_minute=settings.effective_rate_limit_per_minute,
-        burst=settings.rate_limit_burst,
+        burst=settings.limits.rate_limit_burst,
     )
     # Every route (REST, UI, /mcp, OAuth, /health, /metrics) answers its own names only.
     app.add_middleware(

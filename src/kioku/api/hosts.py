@@ -43,12 +43,14 @@ def allowed_host_names(settings: Settings) -> frozenset[str]:
     that is a concrete one (not ``0.0.0.0``/``::``), the host of ``KIOKU_PUBLIC_URL``, and
     whatever ``KIOKU_ALLOWED_HOSTS`` adds."""
     names = set(LOOPBACK_NAMES)
-    if _bare(settings.host) not in _WILDCARDS:
-        names.add(_bare(settings.host))
-    if settings.public_url and (public := urlsplit(settings.public_url).hostname):
+    if _bare(settings.server.host) not in _WILDCARDS:
+        names.add(_bare(settings.server.host))
+    if settings.server.public_url and (public := urlsplit(settings.server.public_url).hostname):
         names.add(_bare(public))
     # An entry may carry a port (``memory.example.com:443``): names are matched without it.
-    names.update(host_name(name) or _bare(name) for name in settings.allowed_hosts if name.strip())
+    names.update(
+        host_name(name) or _bare(name) for name in settings.server.allowed_hosts if name.strip()
+    )
     return frozenset(names)
 
 
@@ -92,9 +94,9 @@ def parse_origin(value: str) -> Origin | None:
 
 def public_origin(settings: Settings) -> Origin | None:
     """The origin of ``KIOKU_PUBLIC_URL`` (None when unset or not an http(s) URL)."""
-    if not settings.public_url:
+    if not settings.server.public_url:
         return None
-    parts = urlsplit(settings.public_url)
+    parts = urlsplit(settings.server.public_url)
     return parse_origin(f"{parts.scheme}://{parts.netloc}")
 
 

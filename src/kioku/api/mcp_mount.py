@@ -44,15 +44,15 @@ def mount_mcp(app: FastAPI, settings: Settings, metrics: Metrics) -> MCPServer[A
     def runtime() -> Runtime:
         return app.state.runtime
 
-    if settings.dev:
+    if settings.server.dev:
         mcp = build_mcp(runtime)
     else:
         # OAuth 2.1 (metadata, registration, PKCE, refresh, revocation) for MCP clients that
         # expect it; API keys work as bearer tokens too (the provider checks both).
-        provider = KiokuOAuthProvider(runtime, settings.base_url)
+        provider = KiokuOAuthProvider(runtime, settings.server.base_url)
         auth = AuthSettings(
-            issuer_url=AnyHttpUrl(settings.base_url),
-            resource_server_url=AnyHttpUrl(f"{settings.base_url}{MCP_PATH}"),
+            issuer_url=AnyHttpUrl(settings.server.base_url),
+            resource_server_url=AnyHttpUrl(f"{settings.server.base_url}{MCP_PATH}"),
             validate_token_resource=False,  # grants are bound to a workspace, not a URL
             client_registration_options=ClientRegistrationOptions(
                 enabled=True, valid_scopes=SCOPES, default_scopes=SCOPES
@@ -68,7 +68,7 @@ def mount_mcp(app: FastAPI, settings: Settings, metrics: Metrics) -> MCPServer[A
         stateless_http=True,
         json_response=True,
         transport_security=_NO_SDK_HOST_CHECK,
-        max_request_body_size=settings.max_request_bytes,
+        max_request_body_size=settings.limits.max_request_bytes,
     )
     measured = McpCalls(
         NoListenStream(http, MCP_PATH),
@@ -78,7 +78,7 @@ def mount_mcp(app: FastAPI, settings: Settings, metrics: Metrics) -> MCPServer[A
     )
     gated = RegistrationGate(
         SessionIds(measured, MCP_PATH),
-        per_hour=settings.oauth_registrations_per_hour,
+        per_hour=settings.limits.oauth_registrations_per_hour,
     )
     app.mount("/", PublicClientRevocation(RequesterAddress(gated)))
     return mcp

@@ -144,7 +144,7 @@ class _QueueCollector(_RuntimeCollector):
         runtime = self._runtime()
         if runtime is None:
             return
-        queue = runtime.store.embedding_queue()
+        queue = runtime.health.embedding_queue()
         since = queue.oldest
         age = max(0.0, (datetime.now(UTC) - since).total_seconds()) if since else 0.0
         yield GaugeMetricFamily(
@@ -164,23 +164,20 @@ class _PoolCollector(_RuntimeCollector):
 
     def collect(self) -> Iterator[Metric]:
         runtime = self._runtime()
-        pool = getattr(getattr(runtime.store, "db", None), "pool", None) if runtime else None
-        if pool is None:  # SQLite: no pool
+        stats = runtime.health.pool_statistics() if runtime else None
+        if stats is None:  # SQLite: no pool
             return
-        stats = pool.get_stats()
-        for name, key, text in (
-            ("size", "pool_size", "Connections open (idle or lent)."),
-            ("max", "pool_max", "Connections the pool may open (KIOKU_DB_POOL_SIZE)."),
-            ("waiting", "requests_waiting", "Borrowers waiting for a connection now."),
+        for name, value, text in (
+            ("size", stats.size, "Connections open (idle or lent)."),
+            ("max", stats.max, "Connections the pool may open (KIOKU_DB_POOL_SIZE)."),
+            ("waiting", stats.waiting, "Borrowers waiting for a connection now."),
         ):
-            yield GaugeMetricFamily(f"kioku_db_pool_{name}", text, stats.get(key, 0))
-        for name, key, text, scale in (
-            ("requests_queued", "requests_queued", "Borrows that had to wait.", 1),
-            ("wait_seconds", "requests_wait_ms", "Time borrowers spent waiting.", 1000),
+            yield GaugeMetricFamily(f"kioku_db_pool_{name}", text, value)
+        for name, total, text in (
+            ("requests_queued", stats.queued, "Borrows that had to wait."),
+            ("wait_seconds", stats.wait_seconds, "Time borrowers spent waiting."),
         ):
-            yield CounterMetricFamily(
-                f"kioku_db_pool_{name}", text, value=stats.get(key, 0) / scale
-            )
+            yield CounterMetricFamily(f"kioku_db_pool_{name}", text, value=total)
 
 
 class _LexicalIndexCollector(_RuntimeCollector):
@@ -188,24 +185,23 @@ class _LexicalIndexCollector(_RuntimeCollector):
 
     def collect(self) -> Iterator[Metric]:
         runtime = self._runtime()
-        sidecar = getattr(runtime.store, "lexical_sidecar", None) if runtime else None
-        if sidecar is None:  # SQLite: FTS5 only
+        stats = runtime.health.lexical_index_statistics() if runtime else None
+        if stats is None:  # SQLite: FTS5 only
             return
-        stats = sidecar.stats()
-        for name, key, text in (
-            ("workspaces", "workspaces", "Workspaces whose lexical index this process holds."),
-            ("memories", "memories", "Memories those indexes hold."),
-            ("sync_age_seconds", "sync_age_seconds",
+        for name, value, text in (
+            ("workspaces", stats.workspaces, "Workspaces whose lexical index this process holds."),
+            ("memories", stats.memories, "Memories those indexes hold."),
+            ("sync_age_seconds", stats.sync_age_seconds,
              "Seconds since the least recently synced index caught up with the database."),
         ):  # fmt: skip
-            yield GaugeMetricFamily(f"kioku_lexical_index_{name}", text, stats[key])
+            yield GaugeMetricFamily(f"kioku_lexical_index_{name}", text, value)
         searches = CounterMetricFamily(
             "kioku_lexical_index_searches",
             "Lexical searches of a large scope, by what answered: the index, or the GIN leg "
             "(index being built, or too many changes not yet synced).",
             labels=["answered_by"],
         )
-        for by, count in sidecar.answered.items():
+        for by, count in stats.answered.items():
             searches.add_metric([by], count)
         yield searches
 
@@ -256,14 +252,14 @@ class RequestMetrics:
 
 def may_scrape(request: Request, settings: Settings) -> bool:
     """``--dev``, the metrics token, or an allowed address."""
-    if settings.dev:
+    if settings.server.dev:
         return True
-    token = settings.metrics_token
+    token = settings.metrics.token
     scheme, _, sent = request.headers.get("authorization", "").partition(" ")
     if token and scheme.lower() == "bearer" and hmac.compare_digest(sent.strip(), token):
         return True
     client = request.client.host if request.client else None
-    return client is not None and _in_networks(client, settings.metrics_allow)
+    return client is not None and _in_networks(client, settings.metrics.allow)
 
 
 def _in_networks(address: str, networks: str) -> bool:

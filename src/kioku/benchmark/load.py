@@ -31,6 +31,8 @@ from typing import Any
 
 import httpx
 
+from kioku.settings.internal import LOAD_HOSTS
+
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 SEED = (
     "The staging database listens on port 5433",
@@ -147,7 +149,7 @@ def run_locust(
         "--run-time", f"{seconds}s", "--csv", str(prefix), "--only-summary",
         "--exit-code-on-error", "0", "--loglevel", "WARNING",
     ]  # fmt: skip
-    env = {**os.environ, "KIOKU_LOAD_HOSTS": ",".join(bases)}
+    env = {**os.environ, LOAD_HOSTS: ",".join(bases)}
     subprocess.run(command, check=True, capture_output=True, timeout=seconds + 120, env=env)
     with Path(f"{prefix}_stats.csv").open(encoding="utf-8") as handle:
         return list(csv.DictReader(handle))

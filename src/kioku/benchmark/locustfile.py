@@ -10,10 +10,11 @@ agent i on replica i mod N, as a round-robin load balancer would.
 from __future__ import annotations
 
 import itertools
-import os
 import random
 
 from locust import HttpUser, between, task
+
+from kioku.settings.internal import load_hosts
 
 CONTEXT = "/api/v1/contexts/load"
 QUERIES = (
@@ -24,7 +25,7 @@ QUERIES = (
     "who reviews database migrations",
 )
 _counter = itertools.count()
-_HOSTS = [host for host in os.environ.get("KIOKU_LOAD_HOSTS", "").split(",") if host]
+_HOSTS = load_hosts()
 
 
 class Agent(HttpUser):

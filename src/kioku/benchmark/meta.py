@@ -19,7 +19,7 @@ def configured_embedder() -> Embedder | None:
         return make_embedder(settings)
     except ImportError as exc:
         raise SystemExit(
-            f"error: the {settings.embedder!r} embedder is not available ({exc}); "
+            f"error: the {settings.embedder.kind!r} embedder is not available ({exc}); "
             "run with KIOKU_EMBEDDER=none for a BM25-only benchmark"
         ) from exc
 
@@ -48,7 +48,8 @@ def command_line(
     parts += [f"--scale {n}" for n in scales]
     parts += [f"--workspaces {workspaces}"] if workspaces != 1 else []
     parts += [f"--out {out}", f"--data {data}"] + (["--json"] if as_json else [])
-    env = " ".join(f"{k}={os.environ[k]}" for k in ("KIOKU_EMBEDDER",) if k in os.environ)
+    embedder = Settings().embedder.kind  # from the environment or the settings file
+    env = f"KIOKU_EMBEDDER={embedder}" if embedder != "bundled" else ""
     return (env + " " if env else "") + " ".join(parts)
 
 

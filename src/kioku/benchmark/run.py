@@ -60,7 +60,7 @@ def _open(url: str, embedder: Embedder | None, *, reproducible: bool = False) ->
     """A runtime on ``url``; ``reproducible`` for the quality figures: memories stamped at a
     fixed time and named by seeded ids, so load and luck cannot move a ranking
     (``benchmark/reproducible.py``)."""
-    settings = Settings(database_url=url, embed_async=True)
+    settings = Settings({"database": {"url": url}, "embedder": {"background": True}})
     if not reproducible:
         return open_runtime(settings, embedder=embedder)
     runtime = open_runtime(settings, embedder=embedder, clock=import_clock)
@@ -82,7 +82,8 @@ def _ingest(
         )
         timing.accept_s += seconds
     if runtime.embedding is not None:
-        track(f"embed {label} ({runtime.store.pending_count()} pending)", 0)
+        pending = runtime.health.database_health().embedding_queue
+        track(f"embed {label} ({pending} pending)", 0)
     timing.drain_s = drain_embeddings(runtime)
     require_settled(runtime, principal, [corpus.context for corpus in corpora])
     return keys, timing
@@ -204,7 +205,7 @@ def run_suite(
                 runtime.close()
         if base is not None and base.name.startswith("bundled:"):
             results["embedder_arms"] = compare_embedders(
-                bundled_arms(Settings().model_dir),
+                bundled_arms(Settings().embedder.model_dir),
                 [q.text for corpus in locomo for q in corpus.questions],
                 [d.text for corpus in locomo for d in corpus.docs],
                 [d.text for d in jsquad.docs],

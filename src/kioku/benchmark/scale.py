@@ -6,7 +6,7 @@ Embedding 100k texts with the bundled model would take hours on 2 cores, so the 
 memories get (a) text drawn from the LoCoMo vocabulary and turn-length distribution, seeded, and
 (b) a *synthetic vector*: the real embedding of a random real turn plus Gaussian noise,
 renormalised. Their rows go through ``remember_batch`` (the real write path, timed); their
-vectors are stored through ``Store.store_embeddings`` directly.
+vectors are stored as given (``runtime.bench.store_vectors``: one batched write a chunk).
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from kioku.benchmark.metrics import latency_summary
 from kioku.models import BatchCreate
 from kioku.runtime import Runtime
 from kioku.service.principal import Principal
-from kioku.storage.base import Store
-from kioku.storage.records import MemoryFilter, embedding_text
+from kioku.storage.records import embedding_text
 
 CONTEXT = "scale"
 SCALE_K = 10
@@ -100,11 +99,10 @@ def tenants(runtime: Runtime, principal: Principal, workspaces: int) -> list[Pri
     if workspaces < 1:
         raise ValueError("workspaces must be at least 1")
     more = [
-        Principal(workspace_id=runtime.store.ensure_workspace(f"scale-{i}").id,
-                  role="owner", channel=principal.channel)
+        runtime.workspaces.owner(f"scale-{i}", principal.channel, create=True)
         for i in range(1, workspaces)
-    ]  # fmt: skip
-    return [principal, *more]
+    ]
+    return [principal, *(owner for owner in more if owner is not None)]
 
 
 def shares(count: int, parts: int) -> list[int]:
@@ -158,9 +156,7 @@ def _fill_one(
             vectors = synthetic_vectors(rng, sources, size)
             items = list(zip(ids, vectors, strict=True))
             began = time.perf_counter()
-            runtime.store.store_embeddings(
-                principal.workspace_id, context_id, runtime.embedder.name, items
-            )
+            runtime.bench.store_vectors(principal, context_id, runtime.embedder.name, items)
             vectors_s += time.perf_counter() - began
         done += size
         if advance is not None:
@@ -250,22 +246,16 @@ def run_scale(
 
 
 def _count(runtime: Runtime, principal: Principal) -> int:
-    store: Store = runtime.store
-    return store.count_memories(
-        principal.workspace_id, runtime.contexts.resolve(principal, CONTEXT).id
-    )
+    return runtime.bench.count_memories(principal, runtime.contexts.resolve(principal, CONTEXT).id)
 
 
 def _build_vector_graph(runtime: Runtime, principals: Sequence[Principal]) -> dict[str, float]:
     """SQLite builds a large context's HNSW graph in the background on its first search, and
     answers exactly until then: build them here, timed, so the latencies are the steady
     state's (as PostgreSQL's index build is timed after its bulk load)."""
-    build = getattr(runtime.store, "build_vector_graph", None)
-    if build is None:
-        return {}
     began = time.perf_counter()
     built = [
-        build(principal.workspace_id, runtime.contexts.resolve(principal, CONTEXT).id)
+        runtime.bench.build_vector_graph(principal, runtime.contexts.resolve(principal, CONTEXT).id)
         for principal in principals
     ]
     if not any(built):
@@ -277,15 +267,16 @@ def _build_lexical_index(runtime: Runtime, principals: Sequence[Principal]) -> d
     """PostgreSQL builds a large scope's lexical index (``lexical_sidecar``) in the background
     on its first search, and the GIN leg answers until then: build them here, timed, so the
     latencies are the steady state's."""
-    sidecar = getattr(runtime.store, "lexical_sidecar", None)
-    if sidecar is None:
-        return {}
-    large = [p for p in principals if sidecar.applies(_count(runtime, p), MemoryFilter())]
+    large = [
+        p
+        for p in principals
+        if runtime.bench.needs_lexical_index(p, runtime.contexts.resolve(p, CONTEXT).id)
+    ]
     if not large:
         return {}
     began = time.perf_counter()
     for principal in large:
-        if not sidecar.wait_ready(principal.workspace_id, timeout=LEXICAL_INDEX_TIMEOUT):
+        if not runtime.bench.wait_for_lexical_index(principal, LEXICAL_INDEX_TIMEOUT):
             raise RuntimeError(f"the lexical index of {principal.workspace_id} was not built")
     return {"lexical_index_build_s": round(time.perf_counter() - began, 1)}
 

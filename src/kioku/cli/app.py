@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from kioku._version import __version__
 from kioku.cli import coercion
+from kioku.settings import client as client_settings
 
 coercion.install()  # plain option values skip pydantic (a third of a quick command's time)
 
@@ -46,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "sleep": "kioku.cli.sleep:app",
     "eval": "kioku.cli.eval:app",
     "setup": "kioku.cli.setup:app",
+    "config": "kioku.cli.config:config",
 }
 
 
@@ -127,7 +129,7 @@ def main(
     debug: bool = typer.Option(
         False,
         "--debug",
-        envvar="KIOKU_DEBUG",
+        envvar=client_settings.DEBUG,
         help="On an error, print its traceback as well as its message (before the command: "
         "kioku --debug serve).",
     ),

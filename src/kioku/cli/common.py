@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 
 from kioku.errors import KiokuError, Reported, first_error
+from kioku.settings import client as client_settings
 from kioku.wording import count as count  # the commands' one pluralising helper
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ CursorOption = typer.Option(None, "--cursor", help="next_cursor of the previous 
 UrlOption = typer.Option(
     None,
     "--url",
-    envvar="KIOKU_URL",
+    envvar=client_settings.URL,
     help="A running kioku server to talk to (default: the local database, in this process).",
 )
 
@@ -99,9 +100,10 @@ def cli_runtime(*, embed: bool = True, background: bool = False) -> Iterator[Run
     from kioku.settings import Settings
 
     with handle_errors():  # a bad KIOKU_* value is one line naming it, not a traceback
-        settings = Settings(embed_async=background)
+        embedder: dict[str, object] = {"background": background}
         if not embed:
-            settings = settings.model_copy(update={"embedder": "none"})
+            embedder["kind"] = "none"
+        settings = Settings({"embedder": embedder})
         runtime = open_runtime(settings)
     try:
         if background and runtime.embedding is not None:
@@ -178,8 +180,8 @@ def _reachable(url: str) -> Iterator[None]:
 def handle_errors() -> Iterator[None]:
     """Print domain and validation errors readably and exit 1 (a traceback only under
     ``--debug``). A database that cannot be opened is a ``ValueError`` whose message says why
-    and what to do (``kioku.database.DatabaseOpenError``): printed whole, unwrapped, so that
-    its command can be copied."""
+    and what to do (``DatabaseOpenError``, ``storage/opening.py``): printed whole, unwrapped,
+    so that its command can be copied."""
     try:
         yield
     except KiokuError as exc:

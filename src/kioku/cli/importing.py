@@ -197,7 +197,7 @@ def import_jsonl(
 
     interrupts = Interrupts()
     with deferred_interrupts(interrupts), handle_errors():  # Ctrl-C from now on: exit 130
-        embedder = Settings().embedder
+        embedder = Settings().embedder.kind
         reading = read_lines(path)
         if strict:
             _validate(reading)
@@ -232,13 +232,11 @@ def import_jsonl(
         except KeyboardInterrupt:
             interrupted = True
         keys = [line.key for line in reading.lines]
-        held = runtime.store.external_memories(
-            principal.workspace_id, context_id, JSONL_OWNER, keys
-        )
+        held = runtime.connectors.count_imported(principal, context_id, keys, owner=JSONL_OWNER)
         if embedder != "none":  # else no vector is ever computed: none is waited for
             pending = _pending(runtime, principal, context_id)
     tally.errors.sort(key=lambda error: error["line"])
-    _report(path, context, reading, tally, len(held), pending, interrupted, as_json)
+    _report(path, context, reading, tally, held, pending, interrupted, as_json)
     if interrupted:
         raise typer.Exit(INTERRUPTED)
     if tally.errors and not as_json:  # --json: the errors are in the answer
@@ -334,7 +332,7 @@ def wait_for_vectors(
     """Wait until the embedding worker (this process's, or a server's on this database) has
     embedded the context's pending memories, or nothing has moved for longer than a lease.
     Returns how many are still pending."""
-    waiting = runtime.settings.embed_lease_seconds + 10
+    waiting = runtime.settings.embedder.lease_seconds + 10
     left = _pending(runtime, principal, context_id)
     quiet_since = time.monotonic()
     while left:
@@ -370,8 +368,8 @@ def reembed(
             raise InvalidInputError("no embedder configured (KIOKU_EMBEDDER=none)")
         principal = runtime.local_principal("cli")
         row = runtime.contexts.resolve(principal, context)
-        total = runtime.store.reset_embeddings(principal.workspace_id, row.id)
-        waiting = timedelta(seconds=runtime.settings.embed_lease_seconds + 10)
+        total = runtime.embedding.reset(principal.workspace_id, row.id)
+        waiting = timedelta(seconds=runtime.settings.embedder.lease_seconds + 10)
         with Progress(console=err_console, disable=as_json, transient=as_json) as progress:
             task = progress.add_task(f"embedding with {runtime.embedder.name}", total=total)
             left = reembed_until_done(

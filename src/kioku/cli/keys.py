@@ -34,18 +34,14 @@ WorkspaceOption = typer.Option("default", "--workspace", "-w", help="Workspace n
 @contextmanager
 def owner_of(workspace: str, *, create: bool = False) -> Iterator[tuple[Runtime, Principal]]:
     """The local runtime and the owner of ``workspace`` (created first if ``create``)."""
-    from kioku.service.principal import Principal
-
     with cli_runtime(embed=False) as runtime, handle_errors():
-        row = runtime.store.get_workspace_by_name(workspace)
-        if row is None and create:
-            row = runtime.store.ensure_workspace(workspace)
-        if row is None:
+        owner = runtime.workspaces.owner(workspace, "cli", create=create)
+        if owner is None:
             err_console.print(
                 f"[red]error[/red] (workspace): no workspace named {escape(quoted(workspace))}"
             )
             raise typer.Exit(1)
-        yield runtime, Principal(workspace_id=row.id, role="owner", channel="cli")
+        yield runtime, owner
 
 
 @app.command("create")

@@ -11,11 +11,11 @@ from kioku.cli.common import JsonOption, console, handle_errors, print_json
 
 def migrate(as_json: bool = JsonOption) -> None:
     """Migrate the database at KIOKU_DATABASE_URL to the newest schema revision."""
-    from kioku.database import migrate as migrate_database
+    from kioku.service.database_admin import migrate as migrate_database
     from kioku.settings import Settings
 
     with handle_errors():
-        url = Settings().database_url
+        url = Settings().database.url
         result = migrate_database(url)
     backend, before, after = result["backend"], result["from"], result["to"]
     if as_json:

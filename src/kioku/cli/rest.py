@@ -19,6 +19,7 @@ from urllib.parse import SplitResult, quote, urlencode, urlsplit
 
 from kioku._version import __version__
 from kioku.errors import error_from_answer
+from kioku.settings import client as client_settings
 
 TIMEOUT = 30.0
 """Seconds to wait for the server, as the SDK's default."""
@@ -52,7 +53,7 @@ def request(
     query = urlencode({k: v for k, v in (params or {}).items() if v is not None}, doseq=True)
     target = base.path.rstrip("/") + route + (f"?{query}" if query else "")
     headers = {"User-Agent": f"kioku-python/{__version__}", "Accept": "application/json"}
-    key = os.environ.get("KIOKU_API_KEY")
+    key = client_settings.api_key()
     if key:
         headers["Authorization"] = f"Bearer {key}"
     content = None

@@ -44,7 +44,7 @@ def port_in_use(host: str, port: int) -> str | None:
 
 def banner_lines(settings: Settings) -> list[tuple[str, str, str]]:
     """(name, URL, label) of what ``kioku serve`` offers, as its banner prints them."""
-    base = settings.base_url
+    base = settings.server.base_url
     return [
         ("ui", f"{base}/ui/", "web UI"),
         ("mcp", f"{base}/mcp", "MCP"),
@@ -59,24 +59,29 @@ def stale_model_notes(runtime: Runtime) -> list[str]:
     its vector leg is off (vectors of two models are never mixed) until it is re-embedded."""
     if runtime.embedder is None:
         return []
-    notes = []
-    for workspace in runtime.store.list_workspaces():
-        for context in runtime.store.list_contexts(workspace.id):
-            model = context.embedding_model
-            if model and model != runtime.embedder.name:
-                notes.append(
-                    f"context {context.name} (workspace {workspace.name}) holds vectors of "
-                    f"{model}; recall there is lexical only until `kioku reembed --context "
-                    f"{context.name}` (or run with KIOKU_EMBEDDER set to that model's embedder)"
-                )
-    return notes
+    return [
+        f"context {found.context} (workspace {found.workspace}) holds vectors of "
+        f"{found.model}; recall there is lexical only until `kioku reembed --context "
+        f"{found.context}` (or run with KIOKU_EMBEDDER set to that model's embedder)"
+        for found in runtime.workspaces.foreign_vectors(runtime.embedder.name)
+    ]
 
 
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Address to bind."),
-    port: int = typer.Option(8765, help="Port to bind."),
+    host: str | None = typer.Option(
+        None,
+        help="Address to bind (default: KIOKU_HOST, the settings file, else 127.0.0.1).",
+        show_default=False,
+    ),
+    port: int | None = typer.Option(
+        None,
+        help="Port to bind (default: KIOKU_PORT, the settings file, else 8765).",
+        show_default=False,
+    ),
     dev: bool = typer.Option(
-        False, "--dev", help="Development mode: no API keys needed; loopback addresses only."
+        False,
+        "--dev",
+        help="Development mode: no API keys needed; loopback addresses only.",
     ),
 ) -> None:
     """Start the server on the configured database (default: embedded SQLite + bundled model).
@@ -88,12 +93,18 @@ def serve(
     from kioku.api import create_app
     from kioku.api.logs import uvicorn_log_config
     from kioku.cli.shutdown import DeadlineServer
-    from kioku.database import display_url
     from kioku.embeddings.e5onnx.errors import ModelCacheError
     from kioku.embeddings.factory import prepare_embedder
     from kioku.runtime import open_runtime
+    from kioku.service.database_admin import display_url
     from kioku.settings import Settings
 
+    # --host/--port win over KIOKU_HOST/KIOKU_PORT and the file; only --dev turns keys off.
+    given = {"host": host, "port": port}
+    server = {"dev": dev} | {name: value for name, value in given.items() if value is not None}
+    with handle_errors():  # a bad KIOKU_* value is one line naming it, not a traceback
+        settings = Settings({"server": server})
+    host, port, dev = settings.server.host, settings.server.port, settings.server.dev
     if dev and not is_loopback(host):
         err_console.print(
             f"[red]refusing to serve on {host} with --dev[/red]: --dev answers without API "
@@ -108,10 +119,8 @@ def serve(
             f"`make run PORT={port + 1}`."
         )
         raise typer.Exit(1)
-    with handle_errors():  # a bad KIOKU_* value is one line naming it, not a traceback
-        settings = Settings(host=host, port=port, dev=dev)
     # Logging as the server will log, before anything can warn (a file mode, a migration).
-    log_config = uvicorn_log_config(settings.log_format)
+    log_config = uvicorn_log_config(settings.server.log_format)
     logging.config.dictConfig(log_config)
     # Opened here, not in the app's lifespan: a database that cannot be opened (unreachable,
     # damaged, another application's, not writable) is one paragraph and exit 1, not
@@ -125,8 +134,8 @@ def serve(
     with handle_errors():
         runtime = open_runtime(settings)
     stale = stale_model_notes(runtime)
-    if settings.log_format == "json":  # every line of the output parses: the banner is a record
-        where = {"database": display_url(settings.database_url)}
+    if settings.server.log_format == "json":  # every line of the output parses: a record
+        where = {"database": display_url(settings.database.url)}
         where |= {name: url for name, url, _ in banner_lines(settings)}
         logging.getLogger("kioku.serve").info("kioku serving %s", json.dumps(where))
         if conversion_seconds:
@@ -136,14 +145,14 @@ def serve(
         for note in stale:
             logging.getLogger("kioku.serve").warning("%s", note)
     else:
-        console.print(f"kioku serving [bold]{display_url(settings.database_url)}[/bold]")
+        console.print(f"kioku serving [bold]{display_url(settings.database.url)}[/bold]")
         for name, url, label in banner_lines(settings):
             note = "   (streamable HTTP)" if name == "mcp" else ""
             console.print(f"  {label:<10} {url}{note}", soft_wrap=True)
         if conversion_seconds:
             console.print(
                 f"  converted the bundled embedding model once, in {conversion_seconds:.1f} s "
-                f"({settings.model_dir})"
+                f"({settings.embedder.model_dir})"
             )
         for note in stale:
             err_console.print(f"[yellow]warning[/yellow]: {note}", soft_wrap=True)
@@ -164,9 +173,9 @@ def serve(
         port=port,
         log_level="info",
         log_config=log_config,
-        timeout_graceful_shutdown=math.ceil(settings.shutdown_seconds),
+        timeout_graceful_shutdown=math.ceil(settings.server.shutdown_seconds),
     )
-    server = DeadlineServer(config, settings.shutdown_seconds)
+    server = DeadlineServer(config, settings.server.shutdown_seconds)
     try:
         server.run()
     finally:

@@ -28,11 +28,12 @@ from kioku.cli.claude_code import (
     without_kioku_hooks,
     without_mcp_server,
 )
+from kioku.settings import client as client_settings
 
 app = typer.Typer(help="Put kioku inside the agents you use (Claude Code).", no_args_is_help=True)
 console = Console()
 err_console = Console(stderr=True)
-DEFAULT_URL = "http://127.0.0.1:8765"
+DEFAULT_URL = client_settings.DEFAULT_URL
 
 
 @app.callback()
@@ -93,7 +94,7 @@ def _show(change: Change) -> None:
 @app.command("claude-code")
 def claude_code(
     url: str = typer.Option(
-        DEFAULT_URL, "--url", envvar="KIOKU_URL", help="The kioku server the hooks ask."
+        DEFAULT_URL, "--url", envvar=client_settings.URL, help="The kioku server the hooks ask."
     ),
     context: list[str] = typer.Option(
         ["default"], "--context", "-c", help="Context whose pinned rules every turn gets (repeat)."

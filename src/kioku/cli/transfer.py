@@ -1,8 +1,9 @@
 """``kioku export`` and ``kioku import``: move a whole workspace between databases as JSONL.
 
-Both open a bare store (``kioku.database``), not a runtime: no embedder is loaded (vectors
-travel in the file), and a fresh target database gets no ``default`` workspace or context
-before the import (they would collide with the imported ones).
+Both open the database for a transfer (``kioku.service.database_admin``), not a runtime: no
+embedder is loaded (vectors travel in the file), and a fresh target database gets no
+``default`` workspace or context before the import (they would collide with the imported
+ones).
 """
 
 from __future__ import annotations
@@ -54,20 +55,19 @@ def export(
     are left out. Read it back with kioku import.
     """
     from kioku.clock import system_clock
-    from kioku.database import bare_store
-    from kioku.service.transfer import export_workspace
+    from kioku.service.database_admin import open_transfer
     from kioku.settings import Settings
 
     # With the data on stdout, the progress bar and the summary go to stderr.
     report = err_console if out == "-" else console
     with (
         handle_errors(),
-        bare_store(database_url or Settings().database_url) as store,
+        open_transfer(database_url or Settings().database.url) as database,
         _counter(report, as_json) as progress,
         _output(out) as write,
     ):
-        summary = export_workspace(
-            store, workspace, system_clock(), write, progress(f"exporting {workspace}")
+        summary = database.export_workspace(
+            workspace, system_clock(), write, progress(f"exporting {workspace}")
         )
     _report(report, as_json, "exported", summary, out)
 
@@ -93,17 +93,16 @@ def import_workspace(
     (kioku import-jsonl is different: it adds new memories from plain JSON objects to one
     context, as remember does, stamped source_type=import.)
     """
-    from kioku.database import bare_store
-    from kioku.service.transfer import import_file
+    from kioku.service.database_admin import open_transfer
     from kioku.settings import Settings
 
     with (
         _input(path) as source,
         handle_errors(),
-        bare_store(database_url or Settings().database_url) as store,
+        open_transfer(database_url or Settings().database.url) as database,
         _counter(console, as_json) as progress,
     ):
-        summary = import_file(store, source, workspace, progress(f"importing {path}"))
+        summary = database.import_file(source, workspace, progress(f"importing {path}"))
     _report(console, as_json, "imported", summary, path)
 
 

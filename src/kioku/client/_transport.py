@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -14,6 +13,7 @@ import httpx
 
 from kioku._version import __version__
 from kioku.errors import KiokuError, error_from_answer
+from kioku.settings import client as client_settings
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -25,7 +25,7 @@ H = TypeVar("H", httpx.Client, httpx.AsyncClient)
 ExcInfo = tuple[type[BaseException] | None, BaseException | None, TracebackType | None]
 """What ``__exit__`` receives."""
 
-DEFAULT_URL = "http://127.0.0.1:8765"
+DEFAULT_URL = client_settings.DEFAULT_URL
 # Requests to an in-process app never leave the process; a loopback name, which the app's
 # Host check (kioku.api.hosts) accepts in every configuration.
 IN_PROCESS_URL = "http://localhost"
@@ -68,9 +68,9 @@ def http_options(
     if in_process:
         url = base_url or IN_PROCESS_URL
     else:
-        url = base_url or os.environ.get("KIOKU_URL") or DEFAULT_URL
+        url = base_url or client_settings.server_url() or DEFAULT_URL
     headers = {"User-Agent": f"kioku-python/{__version__}"}
-    key = api_key or os.environ.get("KIOKU_API_KEY")
+    key = api_key or client_settings.api_key()
     if key:
         headers["Authorization"] = f"Bearer {key}"
     return {"base_url": url, "headers": headers, "timeout": timeout}

@@ -9,7 +9,8 @@ only unless asked, in a stable order, capped in characters with the cut said in 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from kioku.client.pinned_block import DEFAULT_MAX_CHARS, render_pinned_block
 
@@ -26,42 +27,54 @@ def _contexts(context_ids: str | Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))  # each once, in the order given
 
 
-def _filters(trust_tier: TrustTier | None) -> dict[str, str] | None:
-    return None if trust_tier is None else {"trust_tier": trust_tier}
+class PinnedBlockOptions(TypedDict, total=False):
+    """What ``load_pinned_block`` and ``aload_pinned_block`` may be told; what is not told
+    takes ``_Plan``'s default (``trust_tier="trusted"``, ``max_chars=4000``,
+    ``include_content=True``, ``cap=None``)."""
+
+    trust_tier: TrustTier | None
+    max_chars: int
+    include_content: bool
+    cap: int | None
 
 
-def _render(
-    contexts: list[str],
-    results: Sequence[PinnedResult],
-    *,
-    max_chars: int,
-    include_content: bool,
-) -> str:
-    items: list[PinnedItem] = []
-    seen: set[str] = set()
-    for result in results:
-        for item in result.items:
-            if item.id not in seen:
-                seen.add(item.id)
-                items.append(item)
-    total = sum(result.total_available for result in results)
-    return render_pinned_block(
-        items,
-        max_chars=max_chars,
-        total_available=total,
-        include_content=include_content,
-        context=",".join(contexts),
-    )
+@dataclass(frozen=True)
+class _Plan:
+    """One pinned block: ``load_pinned`` of each context (``filters``, ``cap``), then
+    ``render`` of what came back."""
+
+    contexts: list[str]
+    trust_tier: TrustTier | None = "trusted"
+    max_chars: int = DEFAULT_MAX_CHARS
+    include_content: bool = True
+    cap: int | None = None
+
+    @property
+    def filters(self) -> dict[str, str] | None:
+        return None if self.trust_tier is None else {"trust_tier": self.trust_tier}
+
+    def render(self, results: Sequence[PinnedResult]) -> str:
+        items: list[PinnedItem] = []
+        seen: set[str] = set()
+        for result in results:
+            for item in result.items:
+                if item.id not in seen:
+                    seen.add(item.id)
+                    items.append(item)
+        total = sum(result.total_available for result in results)
+        return render_pinned_block(
+            items,
+            max_chars=self.max_chars,
+            total_available=total,
+            include_content=self.include_content,
+            context=",".join(self.contexts),
+        )
 
 
 def load_pinned_block(
     client: Client,
     context_ids: str | Sequence[str] = "default",
-    *,
-    trust_tier: TrustTier | None = "trusted",
-    max_chars: int = DEFAULT_MAX_CHARS,
-    include_content: bool = True,
-    cap: int | None = None,
+    **options: Unpack[PinnedBlockOptions],
 ) -> str:
     """The pinned block of ``context_ids`` (ids or names; their memories in that order, the
     block's ``context`` attribute saying them, comma-separated):
@@ -69,21 +82,19 @@ def load_pinned_block(
     ones marked as data), rendered by ``render_pinned_block`` in at most ``max_chars``
     characters. ``cap`` is ``load_pinned``'s, per context (server default 100); what it cuts
     is said in the block too. An empty pinned set gives ``""``."""
-    filters, contexts = _filters(trust_tier), _contexts(context_ids)
-    results = [client.load_pinned(c, cap=cap, filters=filters) for c in contexts]
-    return _render(contexts, results, max_chars=max_chars, include_content=include_content)
+    plan = _Plan(_contexts(context_ids), **options)
+    results = [client.load_pinned(c, cap=plan.cap, filters=plan.filters) for c in plan.contexts]
+    return plan.render(results)
 
 
 async def aload_pinned_block(
     client: AsyncClient,
     context_ids: str | Sequence[str] = "default",
-    *,
-    trust_tier: TrustTier | None = "trusted",
-    max_chars: int = DEFAULT_MAX_CHARS,
-    include_content: bool = True,
-    cap: int | None = None,
+    **options: Unpack[PinnedBlockOptions],
 ) -> str:
     """``load_pinned_block`` with a ``kioku.AsyncClient``."""
-    filters, contexts = _filters(trust_tier), _contexts(context_ids)
-    results = [await client.load_pinned(c, cap=cap, filters=filters) for c in contexts]
-    return _render(contexts, results, max_chars=max_chars, include_content=include_content)
+    plan = _Plan(_contexts(context_ids), **options)
+    results = [
+        await client.load_pinned(c, cap=plan.cap, filters=plan.filters) for c in plan.contexts
+    ]
+    return plan.render(results)

@@ -63,7 +63,7 @@ def load_embedder(name: str) -> Embedder:
             return BundledEmbedder()
         from kioku.embeddings.e5onnx.embedder import E5OnnxEmbedder
 
-        return E5OnnxEmbedder(Settings().model_dir)
+        return E5OnnxEmbedder(Settings().embedder.model_dir)
     except (ImportError, OSError, RuntimeError) as exc:
         raise EvalInfraError(f"cannot load the bundled model: {exc}") from exc
 
@@ -108,8 +108,9 @@ def write_golden(runtime: Runtime, principal: Principal, golden: GoldenSet) -> d
     Documents are written one by one at ``ANCHOR - age_days`` (plus their index in
     microseconds, so no two share a stamp), with embedding deferred; the caller drains.
     """
+    existing = {context.name for context in runtime.contexts.list_contexts(principal).items}
     for context in golden.contexts:
-        if runtime.store.get_context_by_name(principal.workspace_id, context.name):
+        if context.name in existing:
             continue  # "default" exists in every runtime
         data = {
             "name": context.name,
@@ -154,10 +155,12 @@ def golden_runtime(
     with tempfile.TemporaryDirectory(prefix="kioku-eval-", dir=workdir) as scratch:
         clock = MovableClock()
         settings = Settings(
-            database_url=f"sqlite:///{Path(scratch) / 'golden.db'}",
-            embed_async=False,
-            sleep_interval_seconds=0,
-            state_sweep_seconds=0,
+            {
+                "database": {"url": f"sqlite:///{Path(scratch) / 'golden.db'}"},
+                "embedder": {"background": False},
+                "sleep": {"interval_seconds": 0},
+                "jobs": {"state_sweep_seconds": 0},
+            }
         )
         try:
             runtime = open_runtime(settings, embedder=embedder, clock=clock)

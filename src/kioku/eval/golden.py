@@ -139,7 +139,7 @@ def parse_golden(data: object, source: str = "golden set") -> GoldenSet:
     _unique([q.id for q in queries], "queries", "id")
     golden = GoldenSet(contexts, str(primary), documents, queries)
     for index, query in enumerate(queries):
-        _check_references(golden, query, f"queries[{index}]")
+        _check_query_documents(golden, query, f"queries[{index}]")
     return golden
 
 
@@ -196,7 +196,7 @@ def _query(raw: object, where: str) -> GoldenQuery:
     )
 
 
-def _check_references(golden: GoldenSet, query: GoldenQuery, where: str) -> None:
+def _check_query_documents(golden: GoldenSet, query: GoldenQuery, where: str) -> None:
     """Every id exists, and each bucket has what its check needs."""
     known = {d.id for d in golden.documents}
     for field in ("relevant", "tempting"):

@@ -153,7 +153,7 @@ def harvest(
             spellings.setdefault(key, Counter())[event.query or ""] += 1
     for key, group in groups.items():
         group.query = _most(spellings[key])
-        rows = runtime.store.get_memories(principal.workspace_id, _ids(votes[key]))
+        rows = runtime.bench.memories_by_id(principal, _ids(votes[key]))
         _settle(group, votes[key], rows)
     for (name, query), group in groups.items():
         decoys = _decoys(groups, name, query)
@@ -190,7 +190,7 @@ def _ids(votes: Counter[tuple[str, bool]]) -> list[str]:
 def _settle(group: Candidate, votes: Counter[tuple[str, bool]], rows: dict[str, MemoryRow]) -> None:
     """Split the voted memories by net vote; purged or forgotten ones are left out.
 
-    Rows come from the store, not ``get_memory``: reading them here must not count as an access
+    Rows come from ``memories_by_id``, not ``get_memory``: reading them must not count as an access
     (which would nudge the re-ranker)."""
     for memory_id in _ids(votes):
         row = rows.get(memory_id)

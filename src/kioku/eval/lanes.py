@@ -89,8 +89,8 @@ def plant(loaded: GoldenRuntime, golden: GoldenSet) -> Principal:
                     memory_id=memory_id, helpful=helpful, query=query.query, note=note
                 )
                 runtime.feedback.feedback(principal, context, event)
-    workspace = runtime.store.ensure_workspace(INTRUDER_WORKSPACE)
-    intruder = Principal(workspace_id=workspace.id, role="owner", channel="cli")
+    intruder = runtime.workspaces.owner(INTRUDER_WORKSPACE, "cli", create=True)
+    assert intruder is not None  # made if missing
     copies = GoldenSet(
         contexts=golden.contexts,
         primary=golden.primary,
@@ -182,8 +182,7 @@ def _probe_other_tenant(
     report: LaneReport, loaded: GoldenRuntime, intruder: Principal, context: str
 ) -> None:
     """The intruder names a golden context by id: it must not resolve."""
-    row = loaded.runtime.store.get_context_by_name(loaded.principal.workspace_id, context)
-    assert row is not None
+    row = loaded.runtime.contexts.resolve(loaded.principal, context)
     report.probes += 1
     try:
         found = loaded.runtime.recall.recall(intruder, row.id, RecallRequest(query=context))

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from pydantic import Field
 
+from kioku.mcp.argument_types import CONTEXT_ID
 from kioku.mcp.context import ToolContext, caller
 from kioku.mcp.errors import tool_errors
-from kioku.mcp.server_parts import CONTEXT_ID
 from kioku.models import ExploreResult, InputModel, RecallFilters, TrustTier
 
 

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from pydantic import AwareDatetime, Field, JsonValue
 
+from kioku.mcp.argument_types import BROWSE_FILTERS, CONTEXT_ID
 from kioku.mcp.context import ToolContext, caller
 from kioku.mcp.errors import tool_errors
 from kioku.mcp.outputs import Deleted
-from kioku.mcp.server_parts import BROWSE_FILTERS, CONTEXT_ID
 from kioku.models import (
     DEFAULT_STATE_TTL,
     Context,

@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 from pydantic import AwareDatetime, Field
 
+from kioku.mcp.argument_types import BROWSE_FILTERS, CONTEXT_ID, FILTERS
 from kioku.mcp.context import ToolContext, caller, session_thread
 from kioku.mcp.errors import tool_errors
 from kioku.mcp.outputs import Forgotten, RecallAnswer, Stored
-from kioku.mcp.server_parts import BROWSE_FILTERS, CONTEXT_ID, FILTERS
 from kioku.models import (
     BatchCreate,
     BatchResult,

@@ -7,9 +7,9 @@ of an agent loop, and the tool list has a size budget.
 
 from __future__ import annotations
 
+from kioku.mcp.argument_types import CONTEXT_ID
 from kioku.mcp.context import ToolContext, caller
 from kioku.mcp.errors import tool_errors
-from kioku.mcp.server_parts import CONTEXT_ID
 from kioku.models.sleep import SleepReport
 
 

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from kioku.ranking_records import ScoredId
 from kioku.search.leg_trust import sharpness
-from kioku.signals import ScoredId
 from kioku.vocabulary import Confidence
 
 CALIBRATED_MODEL = "multilingual-e5-small"

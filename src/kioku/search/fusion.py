@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from kioku.ranking_records import ScoredId
 from kioku.search.language import Language
-from kioku.signals import ScoredId
 
 
 def leg_ranks(hits: Sequence[ScoredId]) -> dict[str, int]:

@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from kioku.ranking_records import ScoredId
 from kioku.search.language import Language
-from kioku.signals import ScoredId
 
 SHIFT = 0.75
 """How much of the gap between language baselines is taken away. All of it over-corrects

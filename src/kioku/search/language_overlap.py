@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kioku.ranking_records import ScoredId
 from kioku.search.language import Language
-from kioku.signals import ScoredId
 
 SHARED_WORDS = 0.5
 """Chosen on the golden set (docs/benchmarks.md, "Centred cross-language scores"): 0.2, 0.5

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from kioku.signals import ScoredId
+from kioku.ranking_records import ScoredId
 
 WINDOW = 40
 """How many of the lexical leg's best hits the spread is measured on (recall's shallowest

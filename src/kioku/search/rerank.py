@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from kioku.signals import RankingSignals
+from kioku.ranking_records import RankingSignals
 
 MAX_SHIFT = 0.10
 RECENCY_HALF_LIFE_DAYS = 30.0

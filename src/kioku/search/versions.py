@@ -42,9 +42,9 @@ from functools import cached_property
 
 import numpy as np
 
+from kioku.ranking_records import VersionSignals
 from kioku.search.standing import stands
 from kioku.search.tokenize import tokenize
-from kioku.signals import VersionSignals
 
 WINDOW = 20
 MIN_GAP = timedelta(seconds=1)

@@ -8,7 +8,7 @@ from kioku.service.cursors import pack_cursor, unpack_cursor
 from kioku.service.guard import operation
 from kioku.service.keys import managed_keys
 from kioku.service.principal import Principal
-from kioku.storage.base import Store
+from kioku.storage.ports import KeyPort
 from kioku.storage.records import AuditScope
 
 MAX_PAGE = 500
@@ -17,7 +17,7 @@ MAX_PAGE = 500
 class AuditService:
     """Who did what, and who was refused: writes, deletes, key changes, denied attempts."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: KeyPort) -> None:
         self.store = store
 
     @operation("admin", in_context=False, allow_listed="narrows")

@@ -53,7 +53,7 @@ from kioku.service.memories import (
 )
 from kioku.service.principal import Principal
 from kioku.service.transfer_format import canonical_json
-from kioku.storage.base import Store
+from kioku.storage.ports import ConnectorPort
 from kioku.storage.records import (
     ContextRow,
     EmbeddingJob,
@@ -94,7 +94,7 @@ class ConnectorService:
 
     def __init__(
         self,
-        store: Store,
+        store: ConnectorPort,
         contexts: ContextService,
         memories: MemoryService,
         clock: Clock = system_clock,
@@ -205,6 +205,23 @@ class ConnectorService:
         detail = {"created": result.created, "skipped": result.skipped}
         audit(self, principal, "import_memories", "ok", context_id=context.id, detail=detail)
         return result
+
+    def count_imported(
+        self,
+        principal: Principal,
+        context_ref: str,
+        external_ids: Sequence[str],
+        *,
+        owner: str = JSONL_OWNER,
+    ) -> int:
+        """How many of ``external_ids`` ``owner`` holds among the context's live memories:
+        what an import has written, now or by an earlier run (``kioku import-jsonl``). Not an
+        operation of the surfaces (as ``import_memories``): it needs the 'read' permission."""
+        if not principal.can("read"):
+            raise ForbiddenError("counting imported memories needs the 'read' permission")
+        context = self.contexts.resolve(principal, context_ref)
+        ids = list(external_ids)
+        return len(self.store.external_memories(principal.workspace_id, context.id, owner, ids))
 
     def connector_context(
         self,

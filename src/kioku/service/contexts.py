@@ -11,14 +11,14 @@ from kioku.service.guard import operation
 from kioku.service.lookup import find_context
 from kioku.service.principal import Principal
 from kioku.service.views import context_view
-from kioku.storage.base import Store
+from kioku.storage.ports import ContextPort
 from kioku.storage.records import ContextRow
 
 
 class ContextService:
     """Named memory spaces of a workspace."""
 
-    def __init__(self, store: Store, clock: Clock = system_clock) -> None:
+    def __init__(self, store: ContextPort, clock: Clock = system_clock) -> None:
         self.store = store
         self.clock = clock
 

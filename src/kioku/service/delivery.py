@@ -12,7 +12,7 @@ from kioku.service.filters import memory_filter
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
 from kioku.service.views import memory_view
-from kioku.storage.base import Store
+from kioku.storage.ports import DeliveryPort
 
 MAX_CAP = 1000
 DEFAULT_CAP = 100
@@ -28,7 +28,7 @@ class DeliveryService:
     """What an agent loads every turn, and what is about to become due."""
 
     def __init__(
-        self, store: Store, contexts: ContextService, *, clock: Clock = system_clock
+        self, store: DeliveryPort, contexts: ContextService, *, clock: Clock = system_clock
     ) -> None:
         self.store = store
         self.contexts = contexts

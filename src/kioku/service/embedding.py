@@ -23,7 +23,7 @@ from kioku.clock import Clock, system_clock
 from kioku.embeddings.base import Embedder
 from kioku.service import telemetry
 from kioku.service.deadline import DeadlineExceeded, call_within
-from kioku.storage.base import Store
+from kioku.storage.ports import EmbeddingPort
 from kioku.storage.records import EmbeddingJob
 from kioku.wording import count
 
@@ -43,7 +43,7 @@ class EmbeddingScheduler:
 
     def __init__(
         self,
-        store: Store,
+        store: EmbeddingPort,
         embedder: Embedder,
         *,
         queue_limit: int = 10_000,
@@ -131,6 +131,12 @@ class EmbeddingScheduler:
                 self.store.release_embeddings(workspace_id, memory_ids)
             except Exception:  # the lease then just runs out, as after a crash
                 log.exception("could not release embedding leases")
+
+    def reset(self, workspace_id: str, context_id: str) -> int:
+        """Drop every vector of a context and its model, so each of its live memories waits
+        for one of this embedder's (``kioku reembed``, on a context the caller resolved);
+        how many wait."""
+        return self.store.reset_embeddings(workspace_id, context_id)
 
     def drain(self) -> int:
         """Embed everything pending now, in the calling thread (CLI, tests, benchmark).

@@ -16,7 +16,7 @@ from kioku.service.cursors import pack_cursor, unpack_cursor
 from kioku.service.graph import Associations
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
-from kioku.storage.base import Store
+from kioku.storage.ports import FeedbackPort
 from kioku.storage.records import FeedbackRow, NewFeedback
 
 MAX_PAGE = 200
@@ -42,7 +42,7 @@ class FeedbackService:
 
     def __init__(
         self,
-        store: Store,
+        store: FeedbackPort,
         contexts: ContextService,
         clock: Clock = system_clock,
         graph: Associations | None = None,

@@ -50,7 +50,7 @@ from kioku.service.guard import operation
 from kioku.service.memories import lexical_text
 from kioku.service.principal import Principal
 from kioku.service.recall import RecallService
-from kioku.storage.base import Store
+from kioku.storage.ports import ForgetPort
 from kioku.storage.records import ContextRow, MemoryFilter, MemoryRow
 
 PINNED_MODES = ["always", "on_trigger"]
@@ -75,7 +75,7 @@ class ForgetService:
 
     def __init__(
         self,
-        store: Store,
+        store: ForgetPort,
         contexts: ContextService,
         recall: RecallService,
         clock: Clock = system_clock,

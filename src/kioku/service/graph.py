@@ -10,7 +10,7 @@ Learning rules (all bounded, weights stay in (0, 1]):
   its score (``search/standing.py``) and those both legs rank in their top
   ``co_recall_legs_top`` (3), so a filler result that merely completes the top 3 (one leg
   found it, far below the top) is never linked. The rule was chosen by measurement
-  (docs/graph.md, ``benchmark/hebbian.py``).
+  (docs/graph.md, ``lab/hebbian_study.py``).
 - **feedback**: helpful feedback on memory *m* for query *q* strengthens *m*'s edges to the
   other memories found helpful for exactly *q* in that context (``η = feedback_rate``, 0.2);
   unhelpful feedback on *m* for *q* weakens those same edges, ``w ← w·(1 − η)``
@@ -44,8 +44,9 @@ from kioku.service.guard import operation
 from kioku.service.hebbian import declare_edges, strengthen_edges, weaken_edges
 from kioku.service.principal import Principal
 from kioku.service.views import memory_view
-from kioku.storage.base import Store
+from kioku.storage.ports import AssociationPort, GraphPort
 from kioku.storage.records import ContextRow, MemoryFilter, MemoryRow
+from kioku.storage.shared.graph import GraphStore
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ class Reached:
 
 
 def spread(
-    store: Store,
+    store: GraphStore,
     workspace_id: str,
     seeds: Sequence[str],
     *,
@@ -192,7 +193,7 @@ class Associations:
 
     def __init__(
         self,
-        store: Store,
+        store: AssociationPort,
         contexts: ContextService,
         *,
         settings: GraphSettings | None = None,
@@ -409,7 +410,7 @@ class Associations:
 class GraphService:
     """``explore``: the graph's one operation of its own (docs/graph.md)."""
 
-    def __init__(self, store: Store, contexts: ContextService, associations: Associations):
+    def __init__(self, store: GraphPort, contexts: ContextService, associations: Associations):
         self.store = store
         self.contexts = contexts
         self.associations = associations

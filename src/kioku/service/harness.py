@@ -35,7 +35,7 @@ from kioku.service.harness_text import pinned_block, recalled_block
 from kioku.service.memories import MemoryService
 from kioku.service.principal import Principal
 from kioku.service.recall import RecallService
-from kioku.storage.base import Store
+from kioku.storage.ports import AuditTrail
 from kioku.vocabulary import TrustTier
 
 PINNED_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
@@ -47,7 +47,7 @@ class HarnessService:
 
     def __init__(
         self,
-        store: Store,
+        store: AuditTrail,
         delivery: DeliveryService,
         recall: RecallService,
         memories: MemoryService,

@@ -21,7 +21,10 @@ from typing import Any
 
 from kioku.clock import Clock, system_clock
 from kioku.service.suspicious import memory_is_suspicious
-from kioku.storage.base import Store
+from kioku.storage.shared.jobs import JobStore
+from kioku.storage.shared.memories import MemoryStore
+from kioku.storage.shared.oauth import OAuthStore
+from kioku.storage.shared.state import StateStore
 from kioku.wording import count, plain
 
 log = logging.getLogger(__name__)
@@ -43,7 +46,7 @@ class Job:
     """What it returned, as the end of a sentence (``deleted 3 expired state keys``)."""
 
 
-def sweep_expired_state(store: Store, every: timedelta) -> Job:
+def sweep_expired_state(store: StateStore, every: timedelta) -> Job:
     """Delete expired state keys of every workspace (reads already hide them; this frees
     the space). The name is fixed: every replica claims the same job."""
     return Job(
@@ -64,7 +67,7 @@ UNUSED_CLIENT_RETENTION = timedelta(hours=24)
 never used, or whose every grant expired and was swept (it registers again)."""
 
 
-def sweep_oauth(store: Store, every: timedelta) -> Job:
+def sweep_oauth(store: OAuthStore, every: timedelta) -> Job:
     """Delete expired OAuth grants, spent consent tickets and registered clients that hold
     none (retention above)."""
     return Job(
@@ -81,7 +84,7 @@ VERDICT_BATCHES_PER_RUN = 20
 """At most 10,000 memories judged per run (about 2 s of CPU for ordinary notes)."""
 
 
-def judge_unjudged(store: Store) -> int:
+def judge_unjudged(store: MemoryStore) -> int:
     """Judge external memories that hold no injection-tripwire verdict and store each (rows
     written while their context was trusted, and verdicts cleared by migration 0019); returns
     how many were stored. Until then reads judge such a row, but ranking counts it unflagged."""
@@ -96,7 +99,7 @@ def judge_unjudged(store: Store) -> int:
     return stored
 
 
-def sweep_verdicts(store: Store, every: timedelta = VERDICT_SWEEP_EVERY) -> Job:
+def sweep_verdicts(store: MemoryStore, every: timedelta = VERDICT_SWEEP_EVERY) -> Job:
     """``judge_unjudged`` once per ``every`` across the replicas."""
     return Job(
         "verdict-sweep",
@@ -116,7 +119,7 @@ class JobRunner:
 
     def __init__(
         self,
-        store: Store,
+        store: JobStore,
         jobs: Sequence[Job],
         *,
         holder: str | None = None,

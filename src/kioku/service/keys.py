@@ -22,8 +22,9 @@ from kioku.service.contexts import ContextService
 from kioku.service.guard import operation
 from kioku.service.principal import ROLE_RANK, Channel, Principal
 from kioku.service.refusals import RefusalTally
-from kioku.storage.base import Store
+from kioku.storage.ports import KeyPort
 from kioku.storage.records import ApiKeyRow, AuditEvent
+from kioku.storage.shared.keys import KeyStore
 
 KEY_PREFIX = "kk_"
 _TOUCH_EVERY = timedelta(minutes=1)
@@ -42,7 +43,7 @@ def key_view(row: ApiKeyRow) -> ApiKey:
     )  # fmt: skip
 
 
-def managed_keys(store: Store, principal: Principal) -> list[ApiKeyRow]:
+def managed_keys(store: KeyStore, principal: Principal) -> list[ApiKeyRow]:
     """The keys ``principal`` may see and manage (revoked ones too): every key of the
     workspace, or for a key with a context allow-list only the keys confined to (some of)
     its own contexts -- never an unrestricted key."""
@@ -53,7 +54,7 @@ def managed_keys(store: Store, principal: Principal) -> list[ApiKeyRow]:
 class KeyService:
     """Create, list, revoke and check API keys."""
 
-    def __init__(self, store: Store, contexts: ContextService, clock: Clock = system_clock):
+    def __init__(self, store: KeyPort, contexts: ContextService, clock: Clock = system_clock):
         self.store = store
         self.contexts = contexts
         self.clock = clock

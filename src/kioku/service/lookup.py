@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from kioku.models import UUID_PATTERN
 from kioku.service.principal import Principal
-from kioku.storage.base import Store
+from kioku.storage.ports import ContextLookup
 from kioku.storage.records import ContextRow
 
 
-def find_context(store: Store, workspace_id: str, ref: str) -> ContextRow | None:
+def find_context(store: ContextLookup, workspace_id: str, ref: str) -> ContextRow | None:
     """The context ``ref`` (an id, else a name) names in the workspace, if any."""
     if UUID_PATTERN.match(ref):
         return store.get_context(workspace_id, ref)
     return store.get_context_by_name(workspace_id, ref)
 
 
-def audited_context_id(store: Store, principal: Principal, ref: str) -> str:
+def audited_context_id(store: ContextLookup, principal: Principal, ref: str) -> str:
     """What an audit line records for the context reference ``ref``: the context's id, so
     one context's lines share one value whether it was named by id or by name (and the log
     can be read per context: docs/security.md, "Audit log"). An id is kept as given; so is a

@@ -40,7 +40,7 @@ from kioku.service.principal import Principal
 from kioku.service.suspicious import memory_is_suspicious
 from kioku.service.threads import ThreadPlaces
 from kioku.service.views import memory_view
-from kioku.storage.base import Store
+from kioku.storage.ports import MemoryPort
 from kioku.storage.records import (
     ContextRow,
     EmbeddingJob,
@@ -87,7 +87,7 @@ class MemoryService:
 
     def __init__(
         self,
-        store: Store,
+        store: MemoryPort,
         contexts: ContextService,
         embedding: EmbeddingScheduler | None,
         *,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from kioku.models import RecallHit, RerankerReport
 from kioku.rerankers import Reranker, RerankError, blend_head
 from kioku.service import telemetry
-from kioku.storage.base import Store
+from kioku.storage.ports import MemoryReads
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class ModelReranking:
         self._last_failure = ""
 
     def apply(
-        self, store: Store, workspace_id: str, query: str, ranked: list[tuple[float, str]]
+        self, store: MemoryReads, workspace_id: str, query: str, ranked: list[tuple[float, str]]
     ) -> ModelRerankOutcome:
         """``ranked`` (best first) with its head reordered, or as it was if the reranker
         gave no usable answer in time."""

@@ -22,8 +22,8 @@ from kioku.clock import Clock, system_clock
 from kioku.errors import ForbiddenError, UnauthorizedError
 from kioku.service.keys import KeyService, hash_key
 from kioku.service.principal import SCOPE_PERMISSIONS, Principal
-from kioku.storage.base import Store
 from kioku.storage.records import OAuthGrant
+from kioku.storage.shared.oauth import OAuthStore
 
 SCOPES = ["memory:read", "memory:write", "memory:admin"]
 CONSENT_TTL = timedelta(minutes=10)
@@ -78,7 +78,7 @@ class OAuthService:
 
     def __init__(
         self,
-        store: Store,
+        store: OAuthStore,
         keys: KeyService,
         clock: Clock = system_clock,
         *,

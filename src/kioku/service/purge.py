@@ -16,14 +16,14 @@ from kioku.models import PurgeResult, PurgeSource
 from kioku.service.contexts import ContextService
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
-from kioku.storage.base import Store
+from kioku.storage.ports import PurgePort
 from kioku.storage.records import PurgeScope
 
 
 class PurgeService:
     """Erase for good, and say what was removed."""
 
-    def __init__(self, store: Store, contexts: ContextService) -> None:
+    def __init__(self, store: PurgePort, contexts: ContextService) -> None:
         self.store = store
         self.contexts = contexts
 

@@ -29,7 +29,8 @@ from kioku.service.model_rerank import ModelReranking
 from kioku.service.principal import Principal
 from kioku.service.ranking import pipeline, results
 from kioku.service.ranking.state import Query, Ranking, Tools
-from kioku.storage.base import Store
+from kioku.service.ranking.vector_leg import VectorLeg
+from kioku.storage.ports import RecallPort
 from kioku.storage.records import ContextRow
 
 MIN_LEG_DEPTH = 40
@@ -41,7 +42,7 @@ class RecallService:
 
     def __init__(
         self,
-        store: Store,
+        store: RecallPort,
         contexts: ContextService,
         embedder: Embedder | None,
         *,
@@ -161,20 +162,30 @@ class RecallService:
     ) -> Ranking:
         """The whole ranking. Its callers hold ``reads_together``: the reads on this thread
         (the context, the lexical leg, every stage's reads) share one transaction; the vector
-        leg runs on its own thread and connection (``legs.PARALLEL``)."""
-        with _timed_alone("scope") as took:
-            scope = self._scope(principal, context_ref, request)
-        ranking = Ranking(
-            ws=principal.workspace_id,
-            scope=scope,
-            flt=memory_filter(request.filters),
-            depth=max(request.k * self.fetch_factor, MIN_LEG_DEPTH),
-            config=SearchConfig.model_validate(scope[0].search_config),
-            query=Query(request.query),
-            legs=legs,
-            disabled=disabled,
-        )
-        ranking.timings["scope"] = took()
+        leg runs on its own thread and connection (``legs.VectorLeg``), started here before the
+        scope is read."""
+        vector_leg = None
+        if "vector" in legs and self.embedder is not None:  # the query embedding starts now
+            vector_leg = VectorLeg(self.embedder, request.query)
+        try:
+            with _timed_alone("scope") as took:
+                scope = self._scope(principal, context_ref, request)
+            ranking = Ranking(
+                ws=principal.workspace_id,
+                scope=scope,
+                flt=memory_filter(request.filters),
+                depth=max(request.k * self.fetch_factor, MIN_LEG_DEPTH),
+                config=SearchConfig.model_validate(scope[0].search_config),
+                query=Query(request.query),
+                legs=legs,
+                disabled=disabled,
+                vector_leg=vector_leg,
+            )
+            ranking.timings["scope"] = took()
+        except BaseException:
+            if vector_leg is not None:
+                vector_leg.skip()
+            raise
         return pipeline.rank(ranking, self.tools)
 
 

@@ -17,7 +17,7 @@ from kioku.service.contexts import ContextService
 from kioku.service.cursors import pack_cursor, unpack_cursor
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
-from kioku.storage.base import Store
+from kioku.storage.ports import StatePort
 from kioku.storage.records import StateRow
 
 MAX_PAGE = 1000
@@ -89,7 +89,7 @@ class StateService:
 
     def __init__(
         self,
-        store: Store,
+        store: StatePort,
         contexts: ContextService,
         *,
         max_value_bytes: int,

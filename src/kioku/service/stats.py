@@ -7,13 +7,13 @@ from kioku.models import ContextStats
 from kioku.service.contexts import ContextService
 from kioku.service.guard import operation
 from kioku.service.principal import Principal
-from kioku.storage.base import Store
+from kioku.storage.ports import StatsPort
 
 
 class StatsService:
     """Counts per lane for the agent, the CLI and the UI."""
 
-    def __init__(self, store: Store, contexts: ContextService, clock: Clock = system_clock):
+    def __init__(self, store: StatsPort, contexts: ContextService, clock: Clock = system_clock):
         self.store = store
         self.contexts = contexts
         self.clock = clock

@@ -3,7 +3,7 @@ last one of its thread (docs/concepts.md, *Threads*)."""
 
 from __future__ import annotations
 
-from kioku.storage.base import Store
+from kioku.storage.shared.threads import ThreadStore
 
 
 class ThreadPlaces:
@@ -13,7 +13,7 @@ class ThreadPlaces:
     sent explicitly) since then move it on, so the items of one batch follow each other.
     """
 
-    def __init__(self, store: Store, workspace_id: str, context_id: str) -> None:
+    def __init__(self, store: ThreadStore, workspace_id: str, context_id: str) -> None:
         self.store = store
         self.workspace_id = workspace_id
         self.context_id = context_id

@@ -35,8 +35,8 @@ from kioku.service.transfer_format import (
     encode_row,
     parse_json,
 )
-from kioku.storage.base import Store
 from kioku.storage.migrations import head_revision
+from kioku.storage.ports import TransferPort
 from kioku.storage.transfer import IdKind, TransferRow
 
 FORMAT = 1
@@ -66,7 +66,7 @@ class TransferSummary:
 
 
 def export_workspace(
-    store: Store,
+    store: TransferPort,
     workspace: str,
     now: datetime,
     write: Callable[[str], object],
@@ -118,7 +118,7 @@ class _Check:
 
 
 def import_file(
-    store: Store, path: Path, workspace: str | None = None, progress: Progress | None = None
+    store: TransferPort, path: Path, workspace: str | None = None, progress: Progress | None = None
 ) -> TransferSummary:
     """Restore an export into ``workspace`` (default: the exported one; created if missing).
 
@@ -154,7 +154,7 @@ def import_file(
     return TransferSummary(name, counts, sorted(names[file_id] for file_id in adopted))
 
 
-def _adoptable(store: Store, workspace_id: str, name: str, check: _Check) -> dict[str, str]:
+def _adoptable(store: TransferPort, workspace_id: str, name: str, check: _Check) -> dict[str, str]:
     """The file's context ids whose names the workspace already uses, each with the id of the
     workspace's context of that name; raises if one of those holds anything."""
     existing = {c.name: c.id for c in store.list_contexts(workspace_id)}

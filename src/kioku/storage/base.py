@@ -6,12 +6,8 @@ caller can never reach another tenant's rows by id.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol
 
-import numpy as np
-
-from kioku.storage.records import MemoryFilter, ScoredId
 from kioku.storage.shared.candidates import CandidateStore
 from kioku.storage.shared.connectors import ConnectorStore
 from kioku.storage.shared.contexts import ContextStore
@@ -21,15 +17,18 @@ from kioku.storage.shared.feedback import FeedbackStore
 from kioku.storage.shared.graph import GraphStore
 from kioku.storage.shared.jobs import JobStore
 from kioku.storage.shared.keys import KeyStore
+from kioku.storage.shared.legs import SearchLegs
 from kioku.storage.shared.memories import MemoryStore
 from kioku.storage.shared.oauth import OAuthStore
 from kioku.storage.shared.state import StateStore
 from kioku.storage.shared.threads import ThreadStore
 from kioku.storage.shared.transfer import TransferStore
 from kioku.storage.sleep import SleepStore
+from kioku.storage.status import StatusStore
 
 
 class Store(
+    SearchLegs,
     ContextStore,
     MemoryStore,
     CandidateStore,
@@ -45,39 +44,14 @@ class Store(
     StateStore,
     JobStore,
     ThreadStore,
+    StatusStore,
     Protocol,
 ):
-    """A storage backend (SQLite or PostgreSQL): one protocol per area, composed, plus the
-    search legs below (each engine's own: FTS5 or tsvector, the vector cache or pgvector).
-    See the contract tests."""
+    """A storage backend (SQLite or PostgreSQL): one protocol per area, and the search legs,
+    composed. See the contract tests. Services take narrow ports of it (``storage/ports.py``)."""
 
     url: str
 
     def close(self) -> None:
         """Release connections and persist caches."""
-        ...
-
-    # -- search legs
-    def lexical_search(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        tokens: Sequence[str],
-        flt: MemoryFilter,
-        limit: int,
-    ) -> list[ScoredId]:
-        """BM25 over the pre-tokenized text; higher score is better. The corpus statistics
-        (N, avgdl, df) are this workspace's own: nothing another workspace stores may move a
-        score (``test_lexical_scores_never_move_with_another_workspace``)."""
-        ...
-
-    def vector_search(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        query: np.ndarray,
-        flt: MemoryFilter,
-        limit: int,
-    ) -> list[ScoredId]:
-        """Cosine nearest neighbours among live embedded memories; higher is better."""
         ...

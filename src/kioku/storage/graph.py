@@ -5,9 +5,9 @@ The SQL is one small transaction handle (``EdgeTransaction``: read the ends, rea
 upsert, delete), written once in ``shared/graph.py`` for both backends; a store opens one
 with ``edge_transaction``, Sleep reaches one inside its own (``SleepTransaction.edges``).
 Here: pair order (``ordered_pairs``), the confinement of an edge to one context of one
-workspace (``confined``) and the tier an edge takes from its ends (``joint_tier``). The
-rules that write over the handle are above storage, written once for both backends: the
-Hebbian arithmetic in ``service/hebbian.py``, Sleep's exact writes in
+workspace (``confined``) and the tier an edge takes from its ends (``joint_tier``; in SQL,
+``joint_tier_sql``). The rules that write over the handle are above storage, written once for
+both backends: the Hebbian arithmetic in ``service/hebbian.py``, Sleep's exact writes in
 ``service/graph_writes.py``.
 """
 
@@ -58,9 +58,27 @@ def ordered_pairs(pairs: Iterable[Pair]) -> list[Pair]:
     return sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b})
 
 
+TIERS_BY_TRUST: tuple[TrustTier, ...] = ("trusted", "external")
+"""The trust tiers, most trusted first. An edge takes the least trusted tier among its ends
+(and the row written): ``joint_tier`` computes it on a write, ``joint_tier_sql`` on a read
+(the ends' tiers can change after the edge was written); both read this one order."""
+
+
 def joint_tier(*tiers: str) -> TrustTier:
-    """``external`` if any end (or the row written) is, else ``trusted``."""
-    return "external" if "external" in tiers else "trusted"
+    """The least trusted of ``tiers``: ``external`` if any end (or the row written) is."""
+    for tier in reversed(TIERS_BY_TRUST[1:]):
+        if tier in tiers:
+            return tier
+    return TIERS_BY_TRUST[0]
+
+
+def joint_tier_sql(*columns: str) -> str:
+    """``joint_tier`` of these tier columns as one SQL ``CASE`` expression."""
+    whens = [
+        " OR ".join(f"{column} = '{tier}'" for column in columns) + f" THEN '{tier}'"
+        for tier in reversed(TIERS_BY_TRUST[1:])
+    ]
+    return f"CASE WHEN {' WHEN '.join(whens)} ELSE '{TIERS_BY_TRUST[0]}' END"
 
 
 def confined(

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-# Shared with kioku.search (which never imports storage): defined in kioku.signals.
-from kioku.signals import RankingSignals as RankingSignals
-from kioku.signals import ScoredId as ScoredId
-from kioku.signals import VersionSignals as VersionSignals
+# Shared with kioku.search (which never imports storage): defined in kioku.ranking_records.
+from kioku.ranking_records import RankingSignals as RankingSignals
+from kioku.ranking_records import ScoredId as ScoredId
+from kioku.ranking_records import VersionSignals as VersionSignals
 from kioku.vocabulary import (
     AuditOutcome,
     DeliveryMode,
@@ -151,6 +151,32 @@ class EmbeddingQueue:
 
     depth: int
     oldest: datetime | None
+
+
+@dataclass(frozen=True)
+class PoolStatistics:
+    """This process's PostgreSQL connection pool (psycopg_pool's own counters): connections
+    open and allowed, borrowers waiting now; since the start, how many borrows had to wait and
+    for how long in all."""
+
+    size: int
+    max: int
+    waiting: int
+    queued: int
+    wait_seconds: float
+
+
+@dataclass(frozen=True)
+class LexicalIndexStatistics:
+    """PostgreSQL's lexical indexes of large scopes held by this process (``lexical_sidecar``):
+    workspaces indexed, memories they hold, seconds since the least recently synced index
+    caught up; and how many searches of a large scope each answerer took (``index``, or
+    ``database``: the GIN leg)."""
+
+    workspaces: int
+    memories: int
+    sync_age_seconds: float
+    answered: dict[str, int]
 
 
 @dataclass(frozen=True)

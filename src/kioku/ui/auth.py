@@ -87,7 +87,7 @@ def viewer(request: Request) -> Viewer:
         raise SignInRequired("Your session has ended; please sign in again.")
     if session.key_id is None:
         principal: Principal | None = (
-            runtime.local_principal("ui") if runtime.settings.dev else None
+            runtime.local_principal("ui") if runtime.settings.server.dev else None
         )
     else:  # re-checked every time: a revoked or expired key ends the session here
         principal = runtime.keys.key_principal(session.workspace_id, session.key_id, "ui")

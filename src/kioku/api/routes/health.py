@@ -14,10 +14,11 @@ router = APIRouter(tags=["health"])
 @router.get("/health", operation_id="health")
 def health(runtime: RuntimeDep) -> Health:
     """Always ``ok`` when the server answers; says which database and embedder it uses."""
+    database = runtime.health.database_health()
     return Health(
         status="ok",
         version=__version__,
-        database=runtime.store.url.split(":", 1)[0],
+        database=database.backend,
         embedder=runtime.embedder.name if runtime.embedder else "none",
-        embedding_queue=runtime.store.pending_count(),
+        embedding_queue=database.embedding_queue,
     )

@@ -35,7 +35,7 @@ from kioku.search.language import Language, language_of
 from kioku.search.language_means import calibrate, centre, offsets_for
 from kioku.search.language_overlap import discount_shared_words
 from kioku.service.ranking.state import Query, Ranking, Tools
-from kioku.storage.base import Store
+from kioku.storage.ports import RankingPort
 from kioku.storage.records import ScoredId
 
 Calibration = Literal["centered", "shifted", "off"]
@@ -83,7 +83,7 @@ def run(ranking: Ranking, tools: Tools) -> None:
 
 
 def language_view(
-    store: Store,
+    store: RankingPort,
     embedder: Embedder | None,
     workspace_id: str,
     query: Query,
@@ -146,7 +146,7 @@ def language_view(
 
 
 def _calibrated(
-    store: Store,
+    store: RankingPort,
     embedder: Embedder,
     workspace_id: str,
     query_vector: np.ndarray,

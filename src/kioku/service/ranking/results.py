@@ -7,7 +7,7 @@ from kioku.models import RecallHit, ScoreBreakdown
 from kioku.service.ranking.pipeline import STAGES
 from kioku.service.ranking.state import Ranking
 from kioku.service.views import memory_view
-from kioku.storage.base import Store
+from kioku.storage.ports import MemoryReads
 
 _FILLED = {stage.adds.field: stage.adds for stage in STAGES if stage.adds is not None}
 
@@ -38,7 +38,7 @@ def breakdown(
     )
 
 
-def hits(ranking: Ranking, store: Store, ranked: list[tuple[float, str]]) -> list[RecallHit]:
+def hits(ranking: Ranking, store: MemoryReads, ranked: list[tuple[float, str]]) -> list[RecallHit]:
     """``ranked`` as results; only these rows are loaded in full (content can be up to 1 MiB
     each). A memory purged since the legs ran is skipped."""
     rows = store.get_memories(ranking.ws, [memory_id for _, memory_id in ranked])

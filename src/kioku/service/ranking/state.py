@@ -14,7 +14,8 @@ from kioku.search.language import Language, language_of, readable_languages
 from kioku.search.past import Tense, query_tense
 from kioku.search.tokenize import tokenize
 from kioku.service.graph import Associations
-from kioku.storage.base import Store
+from kioku.service.ranking.vector_leg import VectorLeg
+from kioku.storage.ports import RankingPort
 from kioku.storage.records import ContextRow, MemoryFilter, RankingSignals, ScoredId
 
 
@@ -47,7 +48,7 @@ class Query:
 class Tools:
     """What stages may call besides the ranking: the store, the embedder, the graph."""
 
-    store: Store
+    store: RankingPort
     embedder: Embedder | None
     graph: Associations
 
@@ -81,6 +82,8 @@ class Ranking:
     ran: dict[str, list[ScoredId]] = field(default_factory=dict)
     """Each leg's candidates, best first, as fusion reads them."""
     query_vector: np.ndarray | None = None
+    vector_leg: VectorLeg | None = None
+    """The vector leg, started before the scope was read (``legs.VectorLeg``)."""
     blind: dict[str, set[str]] = field(default_factory=dict)
     """Per leg, the memories it could not have found (``fuse_weighted`` lets it abstain)."""
     weight_scale: dict[str, float] = field(default_factory=dict)

@@ -1,7 +1,7 @@
 """Stage ``versions``: newer fact first. When two of the top results are versions of one fact,
 the newer takes the better place (the older, for a question about the past); a question
-whose tense says nothing skips the stage (``applies``; ``search/versions.py``,
-``search/past.py``)."""
+whose tense says nothing, or a ranking of one, skips the stage (``applies``;
+``search/versions.py``, ``search/past.py``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from kioku.service.ranking.state import Ranking, Tools
 
 
 def applies(ranking: Ranking) -> bool:
-    """Only a question that says whether it asks about now or about the past."""
-    return ranking.query.tense != "either"
+    """Only a question that says whether it asks about now or about the past, and only when
+    there are two candidates to put in order."""
+    return ranking.query.tense != "either" and len(ranking.ranked) > 1
 
 
 def run(ranking: Ranking, tools: Tools) -> None:

@@ -19,7 +19,7 @@ from kioku.service import telemetry
 from kioku.service.memories import lexical_text
 from kioku.service.sleep.config import SleepConfig
 from kioku.service.sleep.log import log_sleep_action, start_sleep_run
-from kioku.storage.base import Store
+from kioku.storage.ports import SleepPort
 from kioku.storage.records import ContextRow
 from kioku.storage.sleep import SleepRunRow
 from kioku.vocabulary import SleepTrigger
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 class RunContext:
     """What a phase needs: where it works, when, with which limits."""
 
-    store: Store
+    store: SleepPort
     workspace_id: str
     context: ContextRow
     run_id: str
@@ -58,7 +58,7 @@ Phase = Callable[[RunContext], dict[str, Any]]
 
 
 def run_sleep(
-    store: Store,
+    store: SleepPort,
     workspace_id: str,
     context: ContextRow,
     phases: list[tuple[str, Phase]],

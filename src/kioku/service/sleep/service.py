@@ -33,7 +33,7 @@ from kioku.service.sleep.merge import merge_duplicates
 from kioku.service.sleep.rollback import rollback_sleep_run
 from kioku.service.sleep.runner import Phase, run_sleep
 from kioku.service.sleep.sweep import sweep_state
-from kioku.storage.base import Store
+from kioku.storage.ports import SleepPort, SleepSchedule
 from kioku.storage.records import ContextRow
 from kioku.storage.sleep import SleepActionRow, SleepRunRow
 from kioku.vocabulary import SleepTrigger
@@ -76,7 +76,7 @@ class SleepService:
 
     def __init__(
         self,
-        store: Store,
+        store: SleepPort,
         contexts: ContextService,
         config: SleepConfig,
         *,
@@ -168,7 +168,9 @@ class SleepService:
 
 
 def sleep_job(
-    store: Store, run_context: Callable[[str, ContextRow, str, SleepTrigger], str], every: timedelta
+    store: SleepSchedule,
+    run_context: Callable[[str, ContextRow, str, SleepTrigger], str],
+    every: timedelta,
 ) -> Job:
     """The schedule: each tick, every context whose ``sleep_mode`` is not ``off`` and whose
     own job ``sleep:<context_id>`` this replica wins for the period is run. The claim is in

@@ -1,4 +1,4 @@
-"""The embedding lane on PostgreSQL (the rest: ``shared/embeddings.py``): the stored vectors
+"""The embedding area on PostgreSQL (the rest: ``shared/embeddings.py``): the stored vectors
 are the only copy (no file cache as on SQLite), written in one statement per batch.
 
 The ``embedding`` column has no fixed dimension (each context may use its own model), and an
@@ -84,9 +84,9 @@ def create_vector_index(conn: Connection[Any], dim: int) -> None:
     )
 
 
-class PostgresEmbeddingLane(EmbeddingStore):
+class PostgresEmbeddingArea(EmbeddingStore):
     """Mixed into ``PostgresStore``: the HNSW index per dimension, and the batched vector
-    write (the rest of the lane: ``shared/embeddings.py``)."""
+    write (the rest of the area: ``shared/embeddings.py``)."""
 
     db: PostgresDatabase
     _indexed_dims: set[int] | None = None

@@ -9,7 +9,7 @@ from kioku.storage.records import EmbeddingJob
 from kioku.storage.shared.jobs import JobStore, job_from_row
 
 
-class PostgresJobLane(JobStore):
+class PostgresJobArea(JobStore):
     """``JobStore`` on PostgreSQL."""
 
     db: PostgresDatabase

@@ -37,19 +37,19 @@ class PostgresLexicon(Lexicon):
     """``shared.memories.Lexicon`` on PostgreSQL (``encode_tokens`` in postgres/codec.py): in
     the row, so ``update`` has nothing left to do."""
 
-    def insert(
-        self, tx: Transaction, workspace_id: str, columns: Sequence[str], rows: MemoryBatch
-    ) -> None:
+    def insert(self, tx: Transaction, workspace_id: str, rows: MemoryBatch) -> None:
+        if not rows:
+            return
         # One statement (arrays unnested): every row lands or none, and the statistics
         # trigger (migration 0013) folds the whole batch into one upsert per distinct term.
-        columns = [*columns, "lexical_tokens", "lexical_length"]
-        table = [(*values, *encode_tokens(tokens)) for values, tokens in rows]
-        arrays = [
-            list(column)
-            for name, column in zip(columns, zip(*table, strict=True), strict=True)
-            if name != "workspace_id"
+        columns = [column for column in rows[0][0] if column != "workspace_id"]
+        table = [
+            (*(values[column] for column in columns), *encode_tokens(tokens))
+            for values, tokens in rows
         ]
-        tx.execute(batch_insert(columns), (workspace_id, *arrays))
+        arrays = [list(column) for column in zip(*table, strict=True)]
+        statement = batch_insert(["workspace_id", *columns, "lexical_tokens", "lexical_length"])
+        tx.execute(statement, (workspace_id, *arrays))
 
     def sets(self, tokens: str) -> tuple[list[str], list[Any]]:
         return ["lexical_tokens = %s::tsvector", "lexical_length = %s"], list(encode_tokens(tokens))

@@ -76,7 +76,8 @@ from kioku.storage.postgres.lexical_scoring import K1, B, LexicalScoring, top_sc
 from kioku.storage.postgres.lexical_sidecar import LexicalSidecar, ScopedQuery
 from kioku.storage.postgres.lexical_stats import LexicalCorpus, lexical_corpus
 from kioku.storage.postgres.vector_leg import vector_search
-from kioku.storage.records import MemoryFilter, ScoredId
+from kioku.storage.records import ScoredId
+from kioku.storage.shared.legs import LegScope, SearchLegs
 
 CANDIDATE_BUDGET = 5_000
 """Above this many postings over all query terms, only the rarer terms select the memories to
@@ -130,22 +131,16 @@ def idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-class PostgresSearchLane:
+class PostgresSearchArea(SearchLegs):
     """Mixed into ``PostgresStore``: ``lexical_search`` and ``vector_search``."""
 
     db: PostgresDatabase
     lexical_sidecar: LexicalSidecar
 
-    def lexical_search(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        tokens: Sequence[str],
-        flt: MemoryFilter,
-        limit: int,
-    ) -> list[ScoredId]:
+    def _lexical_leg(self, scope: LegScope, tokens: Sequence[str]) -> list[ScoredId]:
+        workspace_id, context_ids, flt, limit = scope
         terms = sorted({lexeme(token) for token in tokens if token})
-        if not terms or not context_ids or limit <= 0:
+        if not terms:
             return []
         where, params = filter_sql(workspace_id, context_ids, flt)
         with self.db.transaction(workspace_id, settings=LEXICAL_SETTINGS) as conn:
@@ -180,15 +175,8 @@ class PostgresSearchLane:
                     rows = certify(scoring, rows, plan.groups, left, selecting, dfs, n)
         return [ScoredId(memory_id, score) for memory_id, score in rows]
 
-    def vector_search(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        query: np.ndarray,
-        flt: MemoryFilter,
-        limit: int,
-    ) -> list[ScoredId]:
-        return vector_search(self.db, workspace_id, context_ids, query, flt, limit)
+    def _vector_leg(self, scope: LegScope, query: np.ndarray) -> list[ScoredId]:
+        return vector_search(self.db, scope, query)
 
 
 def certify(

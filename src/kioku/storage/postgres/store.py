@@ -10,12 +10,13 @@ from __future__ import annotations
 from kioku.storage.migrations import upgrade_database
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.dialect import PostgresSql
-from kioku.storage.postgres.embeddings import PostgresEmbeddingLane
-from kioku.storage.postgres.jobs import PostgresJobLane
+from kioku.storage.postgres.embeddings import PostgresEmbeddingArea
+from kioku.storage.postgres.jobs import PostgresJobArea
 from kioku.storage.postgres.lexical_sidecar import MIN_MEMORIES, LexicalSidecar
 from kioku.storage.postgres.lexicon import PostgresLexicon
-from kioku.storage.postgres.search import PostgresSearchLane
-from kioku.storage.postgres.sleep import PostgresSleepLane
+from kioku.storage.postgres.search import PostgresSearchArea
+from kioku.storage.postgres.sleep import PostgresSleepArea
+from kioku.storage.records import LexicalIndexStatistics, PoolStatistics
 from kioku.storage.shared.areas import SharedAreas
 from kioku.storage.shared.database import Database
 from kioku.storage.shared.graph import GraphStore
@@ -25,11 +26,11 @@ from kioku.storage.urls import libpq_url, sqlalchemy_url
 
 class PostgresStore(
     SharedAreas,
-    PostgresSearchLane,
-    PostgresEmbeddingLane,
-    PostgresJobLane,
+    PostgresSearchArea,
+    PostgresEmbeddingArea,
+    PostgresJobArea,
     GraphStore,
-    PostgresSleepLane,
+    PostgresSleepArea,
 ):
     """The server backend. Safe to share between threads (the pool hands out connections)."""
 
@@ -51,3 +52,22 @@ class PostgresStore(
     def close(self) -> None:
         self.lexical_sidecar.close()
         self.db.close()
+
+    def pool_statistics(self) -> PoolStatistics:
+        stats = self.db.pool.get_stats()  # a counter still at 0 is left out
+        return PoolStatistics(
+            size=stats.get("pool_size", 0),
+            max=stats.get("pool_max", 0),
+            waiting=stats.get("requests_waiting", 0),
+            queued=stats.get("requests_queued", 0),
+            wait_seconds=stats.get("requests_wait_ms", 0) / 1000,
+        )
+
+    def lexical_index_statistics(self) -> LexicalIndexStatistics:
+        stats = self.lexical_sidecar.stats()
+        return LexicalIndexStatistics(
+            workspaces=int(stats["workspaces"]),
+            memories=int(stats["memories"]),
+            sync_age_seconds=stats["sync_age_seconds"],
+            answered=dict(self.lexical_sidecar.answered),
+        )

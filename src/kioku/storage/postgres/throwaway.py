@@ -29,7 +29,9 @@ import psycopg
 from psycopg import sql
 from sqlalchemy import make_url
 
-URL_VARIABLE = "KIOKU_TEST_DATABASE_URL"
+from kioku.settings.internal import TEST_DATABASE_URL, postgres_test_url
+
+URL_VARIABLE = TEST_DATABASE_URL
 _SERVER_LOG = "server.log"
 _TOOL_LOG = "tools.log"
 
@@ -50,7 +52,7 @@ class NoEmbeddedPostgres(RuntimeError):
 @contextmanager
 def postgres_server() -> Iterator[str]:
     """Yield the ``postgresql://`` URL of a server the tests may create databases on."""
-    url = os.environ.get(URL_VARIABLE)
+    url = postgres_test_url()
     if url:
         yield url
         return

@@ -57,7 +57,8 @@ from kioku.storage.postgres.codec import encode_vector
 from kioku.storage.postgres.connection import PostgresDatabase
 from kioku.storage.postgres.embeddings import vector_index_name
 from kioku.storage.postgres.filters import filter_sql
-from kioku.storage.records import MemoryFilter, ScoredId
+from kioku.storage.records import ScoredId
+from kioku.storage.shared.legs import LegScope
 
 EXACT_MAX = 10_000
 """Up to this many rows in scope the vector leg is exact (as SQLite's index is)."""
@@ -170,17 +171,9 @@ def vector_parameters(
     ]  # fmt: skip
 
 
-def vector_search(
-    db: PostgresDatabase,
-    workspace_id: str,
-    context_ids: Sequence[str],
-    query: np.ndarray,
-    flt: MemoryFilter,
-    limit: int,
-) -> list[ScoredId]:
-    """The leg: at most ``limit`` memories by cosine to ``query``, best first."""
-    if not context_ids or limit <= 0:
-        return []
+def vector_search(db: PostgresDatabase, scope: LegScope, query: np.ndarray) -> list[ScoredId]:
+    """The leg: at most ``scope.limit`` memories by cosine to ``query``, best first."""
+    workspace_id, context_ids, flt, limit = scope
     dim = int(query.shape[0])
     # Superseded memories are left out unless asked for, as on SQLite.
     where, params = filter_sql(workspace_id, context_ids, flt)

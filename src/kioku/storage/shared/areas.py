@@ -1,5 +1,5 @@
-"""Every area written once, composed: a backend inherits ``SharedAreas`` and adds the lanes
-where its engine differs (search, vectors, the embedding claim, graph and Sleep writes)."""
+"""Every area written once, composed: a backend inherits ``SharedAreas`` and adds its own
+areas where its engine differs (search, vectors, the embedding claim, graph and Sleep writes)."""
 
 from __future__ import annotations
 

@@ -69,17 +69,6 @@ class ConnectorStore(Protocol):
             ).fetchone()
         return connector_from_row(d, row)
 
-    def list_connectors(self, workspace_id: str) -> list[ConnectorRow]:
-        """Every connector of the workspace, by (kind, name)."""
-        d = self.sql.dialect
-        with self.sql.read(workspace_id) as tx:
-            rows = tx.execute(
-                f"SELECT {_CONNECTOR_COLUMNS} FROM connectors WHERE workspace_id = %s "
-                f"ORDER BY kind{d.binary}, name{d.binary}",
-                (workspace_id,),
-            ).fetchall()
-        return [connector_from_row(d, row) for row in rows]
-
     def bind_context(self, workspace_id: str, context_id: str, connector_id: str) -> None:
         """Bind a context to a connector (the service makes sure it is ``external``)."""
         with self.sql.write(workspace_id) as tx:

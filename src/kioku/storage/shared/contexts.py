@@ -9,8 +9,8 @@ from typing import Any, Protocol
 
 from kioku.errors import ConflictError
 from kioku.storage.records import ContextCounts, ContextRow, WorkspaceRow
-from kioku.storage.shared.database import ALL_WORKSPACES, Database, Dialect, record
-from kioku.storage.shared.rows import context_from_row
+from kioku.storage.shared.database import ALL_WORKSPACES, Database, record
+from kioku.storage.shared.rows import context_from_row, encode_column
 
 CONTEXT_COLUMNS = {"name", "description", "trust_tier", "sleep_mode", "search_config"}
 """What ``update_context`` may change."""
@@ -45,13 +45,6 @@ _LANES = (
 
 def _conflict(name: object) -> ConflictError:
     return ConflictError(f"a context named {name!r} already exists", field="name")
-
-
-def encode_column(d: Dialect, column: str, value: Any) -> Any:
-    """A value for ``UPDATE … SET column = %s``: JSON columns and timestamps encoded."""
-    if column in ("tags", "search_config"):
-        return d.json(value)
-    return d.time(value) if isinstance(value, datetime) else value
 
 
 class ContextStore(Protocol):

@@ -1,4 +1,4 @@
-"""The embedding lane in SQL, written once: the queue of memories waiting for a vector, the
+"""The embedding area in SQL, written once: the queue of memories waiting for a vector, the
 one model (and dimension) of a context, and the stored vectors' reads.
 
 ``memories.embedding`` is the source of truth on both engines; ``contexts.vector_generation``

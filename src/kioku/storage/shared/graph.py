@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from kioku.storage.graph import EdgeEnd, Pair
+from kioku.storage.graph import EdgeEnd, Pair, joint_tier_sql
 from kioku.storage.records import EdgeRow
 from kioku.storage.shared.database import Database, Dialect, Transaction, record
 
@@ -27,8 +27,7 @@ COLUMNS = (
 # written); the stored column is what was true when the edge was last written.
 _READ_COLUMNS = (
     "e.workspace_id, e.context_id, e.source_id, e.target_id, e.weight, e.origin, "
-    "CASE WHEN s.trust_tier = 'external' OR t.trust_tier = 'external' "
-    "OR e.trust_tier = 'external' THEN 'external' ELSE 'trusted' END AS trust_tier, "
+    f"{joint_tier_sql('s.trust_tier', 't.trust_tier', 'e.trust_tier')} AS trust_tier, "
     "e.created_at, e.updated_at"
 )
 _ENDS = (

@@ -14,17 +14,20 @@ from typing import Any, Protocol
 
 from kioku.errors import ConflictError
 from kioku.storage.records import MemoryChanges, MemoryFilter, MemoryRow, NewMemory
-from kioku.storage.shared.contexts import encode_column
 from kioku.storage.shared.database import (
     ALL_WORKSPACES,
     Database,
-    Dialect,
     Transaction,
     select_among,
 )
 from kioku.storage.shared.embeddings import bump_generation
 from kioku.storage.shared.filters import memory_filter
-from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row
+from kioku.storage.shared.rows import (
+    MEMORY_COLUMNS,
+    encode_column,
+    memory_from_row,
+    memory_insert,
+)
 
 UPDATABLE = {
     "summary", "content", "type", "tags", "importance", "delivery_mode",
@@ -32,14 +35,6 @@ UPDATABLE = {
     "thread_position",
 }  # fmt: skip
 """The columns ``update_memory`` may change."""
-
-NEW_COLUMNS = (
-    "id", "workspace_id", "context_id", "summary", "content", "type", "tags", "importance",
-    "delivery_mode", "trigger_from", "trigger_until", "source_type", "source_uri", "trust_tier",
-    "created_at", "updated_at", "instruction_like", "external_id", "external_owner", "tainted",
-    "thread", "thread_position",
-)  # fmt: skip
-"""What a new memory's INSERT writes (``new_memory_values``), tokens aside."""
 
 UNJUDGED = "trust_tier = 'external' AND instruction_like IS NULL AND deleted_at IS NULL"
 """External memories with no tripwire verdict (index ``ix_memories_unjudged``, 0019)."""
@@ -68,8 +63,9 @@ _TEXT_CHANGED = (
 """A new text: the old vector goes, and any worker's claim on the memory with it."""
 
 
-MemoryBatch = Sequence[tuple[Sequence[Any], str]]
-"""New memories for a ``Lexicon`` to insert: each one's column values and its tokens."""
+MemoryBatch = Sequence[tuple[Mapping[str, Any], str]]
+"""Memories for a ``Lexicon`` to insert: each one's INSERT (column → parameter, as
+``rows.memory_insert`` builds it; the same columns for all) and its tokens."""
 
 
 class Lexicon(Protocol):
@@ -77,11 +73,9 @@ class Lexicon(Protocol):
     beside it (``update``), and how a batch of memories is inserted with them (``insert``);
     an engine overrides what it uses."""
 
-    def insert(
-        self, tx: Transaction, workspace_id: str, columns: Sequence[str], rows: MemoryBatch
-    ) -> None:
-        """Insert memories: each row's values (of ``columns``, ``workspace_id`` among them)
-        and its tokens. The batch lands in ``tx``: all of it or none."""
+    def insert(self, tx: Transaction, workspace_id: str, rows: MemoryBatch) -> None:
+        """Insert memories of the workspace, each with its tokens. The batch lands in ``tx``:
+        all of it or none."""
         ...
 
     def sets(self, tokens: str) -> tuple[list[str], list[Any]]:
@@ -90,18 +84,6 @@ class Lexicon(Protocol):
 
     def update(self, tx: Transaction, workspace_id: str, seq: int, tokens: str) -> None:
         """Store new tokens of the memory ``seq`` outside its row."""
-
-
-def new_memory_values(d: Dialect, workspace_id: str, row: NewMemory) -> tuple[Any, ...]:
-    """``NEW_COLUMNS``' parameters for one new memory."""
-    created = d.time(row.created_at)
-    return (
-        row.id, workspace_id, row.context_id, row.summary, row.content, row.type,
-        d.json(row.tags), row.importance, row.delivery_mode, d.time(row.trigger_from),
-        d.time(row.trigger_until), row.source_type, row.source_uri, row.trust_tier, created,
-        created, row.instruction_like, row.external_id, row.external_owner, row.tainted,
-        row.thread, row.thread_position,
-    )  # fmt: skip
 
 
 class MemoryStore(Protocol):
@@ -122,10 +104,10 @@ class MemoryStore(Protocol):
         if not rows:
             return
         d = self.sql.dialect
-        values = [(new_memory_values(d, workspace_id, row), row.lexical_tokens) for row in rows]
+        batch = [(memory_insert(d, workspace_id, row), row.lexical_tokens) for row in rows]
         try:
             with self.sql.write(workspace_id) as tx:
-                self.lexicon.insert(tx, workspace_id, NEW_COLUMNS, values)
+                self.lexicon.insert(tx, workspace_id, batch)
         except Exception as exc:
             if not d.unique_violation(exc, "ux_memories_external"):
                 raise

@@ -141,16 +141,6 @@ class OAuthStore(Protocol):
                 (self.sql.dialect.time(now), family),
             ).rowcount
 
-    def revoke_oauth_grant(self, secret_hash: str, now: datetime) -> bool:
-        with self.sql.write(ALL_WORKSPACES) as tx:
-            return bool(
-                tx.execute(
-                    "UPDATE oauth_grants SET revoked_at = %s "
-                    "WHERE secret_hash = %s AND revoked_at IS NULL",
-                    (self.sql.dialect.time(now), secret_hash),
-                ).rowcount
-            )
-
     def sweep_oauth(
         self, expired_before: datetime, unused_since: datetime, now: datetime | None = None
     ) -> int:

@@ -1,19 +1,20 @@
 """Sleep's run log in SQL, written once: the part of ``sleep_log.SleepTransaction`` both engines
-run alike. A backend subclasses ``SleepSql`` with what touches its own full-text index and
-vector index: ``set_memory``, ``insert_memory`` and ``purge_memory``."""
+run alike (a memory's tokens go through the backend's ``Lexicon``, as every write's do). A
+backend subclasses ``SleepSql`` with what keeps its vector index in step: ``set_memory`` and
+``purge_memory``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from kioku.storage.records import EdgeRow, MemoryRow
-from kioku.storage.shared.database import Cursor, Database, Transaction, record
+from kioku.storage.records import EdgeRow, MemoryRow, NewMemory
+from kioku.storage.shared.database import Database, Transaction, record
 from kioku.storage.shared.graph import EdgeSql
-from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row
+from kioku.storage.shared.memories import Lexicon
+from kioku.storage.shared.rows import MEMORY_COLUMNS, memory_from_row, memory_insert
 from kioku.storage.sleep_log import MEMORY_FIELDS, SleepActionRow, SleepRunRow
 
 _RUN_COLUMNS = (
@@ -28,9 +29,10 @@ _JSON_COLUMNS = ("tags", "summary", "before", "after")
 class SleepSql:
     """The shared half of a backend's ``SleepTransaction`` (one open write transaction)."""
 
-    def __init__(self, sql: Database, tx: Transaction, workspace_id: str) -> None:
+    def __init__(self, sql: Database, lexicon: Lexicon, tx: Transaction, workspace_id: str) -> None:
         self.sql = sql
         self.d = sql.dialect
+        self.lexicon = lexicon
         self.tx = tx
         self.workspace_id = workspace_id
 
@@ -114,23 +116,26 @@ class SleepSql:
         ).fetchone()
         return None if row is None else memory_from_row(self.d, row)
 
-    def _write_memory(
-        self,
-        row: MemoryRow,
-        values: dict[str, Any],
-        more: Sequence[str] = (),
-        more_params: Sequence[Any] = (),
-        returning: str = "",
-    ) -> Cursor:
-        """UPDATE ``values`` (``MEMORY_FIELDS`` only) on a memory, plus the ``more``
-        assignments a backend adds (its lexical tokens)."""
+    def _write_memory(self, row: MemoryRow, values: dict[str, Any], tokens: str | None) -> int:
+        """UPDATE ``values`` (``MEMORY_FIELDS`` only) on a memory and, if given, its new
+        lexical ``tokens`` (where the engine's ``Lexicon`` keeps them); returns its ``seq``."""
         assert set(values) <= set(MEMORY_FIELDS), values
         sets, params = self._sets(values)
-        return self.tx.execute(
-            f"UPDATE memories SET {', '.join([*sets, *more])} "
-            f"WHERE workspace_id = %s AND id = %s{returning}",
-            (*params, *more_params, self.workspace_id, row.id),
-        )
+        if tokens is not None:
+            token_sets, token_params = self.lexicon.sets(tokens)
+            sets, params = [*sets, *token_sets], [*params, *token_params]
+        seq = self.tx.execute(
+            f"UPDATE memories SET {', '.join(sets)} "
+            "WHERE workspace_id = %s AND id = %s RETURNING seq",
+            (*params, self.workspace_id, row.id),
+        ).fetchone()["seq"]
+        if tokens is not None:
+            self.lexicon.update(self.tx, self.workspace_id, seq, tokens)
+        return seq
+
+    def insert_memory(self, row: NewMemory) -> None:
+        insert = memory_insert(self.d, self.workspace_id, row)
+        self.lexicon.insert(self.tx, self.workspace_id, [(insert, row.lexical_tokens)])
 
     def _delete_memory(self, memory_id: str) -> Any:
         """Delete a memory: its row's context_id, embedding_status, deleted_at and

@@ -132,12 +132,3 @@ class StateStore(Protocol):
                     return 0
         with self.sql.write(scope) as tx:
             return tx.execute(f"DELETE FROM agent_states WHERE {where}", params).rowcount
-
-    def count_state(self, workspace_id: str, context_id: str, now: datetime) -> int:
-        with self.sql.read(workspace_id) as tx:
-            row = tx.execute(
-                "SELECT count(*) AS n FROM agent_states WHERE workspace_id = %s "
-                f"AND context_id = %s AND {_LIVE}",
-                (workspace_id, context_id, self.sql.dialect.time(now)),
-            ).fetchone()
-        return row["n"]

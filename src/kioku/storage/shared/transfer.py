@@ -17,7 +17,6 @@ from typing import Any, Protocol
 from kioku.errors import ConflictError
 from kioku.storage.records import ConnectorRow, ContextRow, EdgeRow, FeedbackRow, StateRow
 from kioku.storage.shared.connectors import connector_from_row
-from kioku.storage.shared.contexts import encode_column
 from kioku.storage.shared.database import (
     ALL_WORKSPACES,
     Database,
@@ -31,9 +30,10 @@ from kioku.storage.shared.feedback import feedback_from_row
 from kioku.storage.shared.memories import Lexicon
 from kioku.storage.shared.rows import (
     MEMORY_COLUMNS,
-    MEMORY_FIELDS,
     context_from_row,
+    encode_column,
     memory_from_row,
+    memory_insert,
 )
 from kioku.storage.shared.state import state_from_row
 from kioku.storage.transfer import IdKind, MemoryDump, TransferRow
@@ -61,7 +61,6 @@ _TABLES: dict[type, tuple[str, tuple[str, ...]]] = {
                                 "created_at", "updated_at")),
 }  # fmt: skip
 """Each restored record's table and columns (its ``workspace_id`` is the target's)."""
-_MEMORY_DUMP_COLUMNS = (*MEMORY_FIELDS, "embedding", "embedding_model")
 _HOLDS = (
     "SELECT 1 AS held WHERE EXISTS (SELECT 1 FROM memories WHERE workspace_id = %s AND "
     "context_id = %s) OR EXISTS (SELECT 1 FROM agent_states WHERE workspace_id = %s AND "
@@ -165,7 +164,7 @@ class TransferStore(Protocol):
                     for batch in _batches(group):
                         if kind is MemoryDump:
                             values = [self._dump_values(workspace_id, dump) for dump in batch]
-                            self.lexicon.insert(tx, workspace_id, _MEMORY_DUMP_COLUMNS, values)
+                            self.lexicon.insert(tx, workspace_id, values)
                             continue
                         table, columns = _TABLES[kind]
                         if kind is ContextRow:
@@ -203,12 +202,13 @@ class TransferStore(Protocol):
                 )
         return found
 
-    def _dump_values(self, workspace_id: str, dump: MemoryDump) -> tuple[tuple[Any, ...], str]:
-        """The memory INSERT's parameters for a dumped memory, and its tokens."""
+    def _dump_values(self, workspace_id: str, dump: MemoryDump) -> tuple[dict[str, Any], str]:
+        """A dumped memory's INSERT (every column, its vector too), and its tokens."""
         d = self.sql.dialect
-        values = [_value(d, workspace_id, dump.row, column) for column in MEMORY_FIELDS]
         vector = None if dump.vector is None else d.write_vector(dump.vector)
-        return (*values, vector, dump.embedding_model), dump.lexical_tokens
+        values = memory_insert(d, workspace_id, dump.row)
+        values.update(embedding=vector, embedding_model=dump.embedding_model)
+        return values, dump.lexical_tokens
 
 
 def _held(tx: Transaction, workspace_id: str, context_ids: Collection[str]) -> set[str]:

@@ -10,7 +10,7 @@ from kioku.storage.sqlite.codec import encode_time
 from kioku.storage.sqlite.connection import SQLiteDatabase
 
 
-class SQLiteJobLane(JobStore):
+class SQLiteJobArea(JobStore):
     """``JobStore`` on SQLite."""
 
     db: SQLiteDatabase

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 
 from kioku.storage.shared.database import Transaction
 from kioku.storage.shared.memories import Lexicon, MemoryBatch
@@ -19,17 +18,18 @@ def _connection(tx: Transaction) -> sqlite3.Connection:
 class SQLiteLexicon(Lexicon):
     """``shared.memories.Lexicon`` on SQLite (see sqlite/lexical.py): beside the row."""
 
-    def insert(
-        self, tx: Transaction, workspace_id: str, columns: Sequence[str], rows: MemoryBatch
-    ) -> None:
+    def insert(self, tx: Transaction, workspace_id: str, rows: MemoryBatch) -> None:
+        if not rows:
+            return
         conn = _connection(tx)
         table = ensure_lexical_table(conn, workspace_id)
+        columns = list(rows[0][0])
         statement = (
             f"INSERT INTO memories ({', '.join(columns)}) "
             f"VALUES ({', '.join('%s' for _ in columns)})"
         )
         for values, tokens in rows:
-            cursor = conn.execute(native(statement), values)
+            cursor = conn.execute(native(statement), [values[column] for column in columns])
             conn.execute(
                 f"INSERT INTO {table} (rowid, tokens) VALUES (?, ?)", (cursor.lastrowid, tokens)
             )

@@ -14,20 +14,20 @@ from kioku.storage.shared.memories import Lexicon
 from kioku.storage.sqlite.bm25 import DocumentFrequencies
 from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.dialect import SQLiteSql
-from kioku.storage.sqlite.jobs import SQLiteJobLane
+from kioku.storage.sqlite.jobs import SQLiteJobArea
 from kioku.storage.sqlite.lexical import drain_deletions
 from kioku.storage.sqlite.lexicon import SQLiteLexicon
-from kioku.storage.sqlite.sleep import SQLiteSleepLane
-from kioku.storage.sqlite.vectors import SQLiteVectorLane
+from kioku.storage.sqlite.sleep import SQLiteSleepArea
+from kioku.storage.sqlite.vectors import SQLiteVectorArea
 from kioku.storage.vector_index import VectorIndexCache
 
 
 class SQLiteStore(
     SharedAreas,
-    SQLiteVectorLane,
-    SQLiteJobLane,
+    SQLiteVectorArea,
+    SQLiteJobArea,
     GraphStore,
-    SQLiteSleepLane,
+    SQLiteSleepArea,
 ):
     """The embedded backend. One instance per process per database file."""
 
@@ -59,6 +59,12 @@ class SQLiteStore(
     def close(self) -> None:
         self.index.flush()
         self.db.close()
+
+    def pool_statistics(self) -> None:
+        return None  # one connection per thread, no pool
+
+    def lexical_index_statistics(self) -> None:
+        return None  # FTS5 answers every lexical search
 
     def _vectors_removed(self, context_id: str, generation: int, memory_ids: Sequence[str]) -> None:
         self.index.apply(context_id, generation, removals=list(memory_ids))

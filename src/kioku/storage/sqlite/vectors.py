@@ -1,4 +1,4 @@
-"""The search legs and the embedding lane of ``SQLiteStore``: FTS5 BM25 (one table per
+"""The search legs and the embedding area of ``SQLiteStore``: FTS5 BM25 (one table per
 workspace, see ``lexical.py``), vectors, the cache."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from kioku.storage.records import (
-    MemoryFilter,
     ScoredId,
 )
 from kioku.storage.shared.database import Transaction
 from kioku.storage.shared.embeddings import EmbeddingStore, Vectors, bump_generation
+from kioku.storage.shared.legs import LegScope, SearchLegs
 from kioku.storage.sqlite.bm25 import RESCORE_POOL, DocumentFrequencies, rank_rows, rescore
 from kioku.storage.sqlite.codec import (
     decode_vector,
@@ -25,9 +25,9 @@ from kioku.storage.sqlite.lexical import is_missing_table, lexical_table
 from kioku.storage.vector_index import VectorIndexCache
 
 
-class SQLiteVectorLane(EmbeddingStore):
+class SQLiteVectorArea(SearchLegs, EmbeddingStore):
     """Mixed into ``SQLiteStore``: the search legs, the vector cache, and the vector writes
-    that keep it in step (the rest of the embedding lane: ``shared/embeddings.py``)."""
+    that keep it in step (the rest of the embedding area: ``shared/embeddings.py``)."""
 
     db: SQLiteDatabase
     index: VectorIndexCache
@@ -35,17 +35,9 @@ class SQLiteVectorLane(EmbeddingStore):
 
     # ------------------------------------------------------------ search legs
 
-    def lexical_search(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        tokens: Sequence[str],
-        flt: MemoryFilter,
-        limit: int,
-    ) -> list[ScoredId]:
+    def _lexical_leg(self, scope: LegScope, tokens: Sequence[str]) -> list[ScoredId]:
+        workspace_id, context_ids, flt, limit = scope
         terms = sorted(set(tokens))
-        if not terms or not context_ids:
-            return []
         where, params = filter_sql(workspace_id, context_ids, flt, by_rowid=True)
         conn = self.db.connection()
         # The workspace's own table (see lexical.py): its rows, postings and BM25 statistics
@@ -86,14 +78,8 @@ class SQLiteVectorLane(EmbeddingStore):
         hits.sort(key=lambda hit: (-hit.score, hit.memory_id))
         return hits[:limit]
 
-    def vector_search(
-        self,
-        workspace_id: str,
-        context_ids: Sequence[str],
-        query: np.ndarray,
-        flt: MemoryFilter,
-        limit: int,
-    ) -> list[ScoredId]:
+    def _vector_leg(self, scope: LegScope, query: np.ndarray) -> list[ScoredId]:
+        workspace_id, context_ids, flt, limit = scope
         allowed: set[str] | None = None
         if flt.is_narrowing:
             where, params = filter_sql(workspace_id, context_ids, flt)

@@ -43,7 +43,7 @@ def _form(request: Request, *, error: str = "", status: int = 200) -> Response:
     response = page(
         request, "signin.html", title="Sign in", viewer=None, status=status, error=error,
         signin_token=token, next=safe_next(request.query_params.get("next", "")),
-        dev=runtime.settings.dev, ended=ended,
+        dev=runtime.settings.server.dev, ended=ended,
     )  # fmt: skip
     response.set_cookie(
         SIGNIN_COOKIE, token, max_age=int(SIGNIN_FORM_TTL.total_seconds()),
@@ -113,7 +113,7 @@ async def sign_in_dev(request: Request) -> Response:
     """``--dev`` only (a loopback server with no keys needed): sign in as the local owner."""
     fields = await _checked_form(request)
     runtime = runtime_of(request)
-    if not runtime.settings.dev:
+    if not runtime.settings.server.dev:
         return _form(request, error="Only a --dev server signs in without a key.", status=403)
     owner = runtime.local_principal("ui")
     return _signed_in(request, owner.workspace_id, None, fields.get("next", ""))

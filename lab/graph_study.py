@@ -12,11 +12,16 @@ graph (the baseline). Then the graph learns from use on the warm-up half only:
 
 After each stage the held-out half is asked again with the boost at several strengths (learning
 off while measuring, so the questions being scored never teach the graph). Any change is the
-graph generalising across questions, not answers memorised. Run it with::
+graph generalising across questions, not answers memorised. Run it from the checkout with::
 
-    python -m kioku.benchmark.graph --data ../shared/data/locomo [--json out.json]
+    .venv/bin/python lab/graph_study.py --data ../shared/data/locomo [--json out.json]
 
-(``KIOKU_EMBEDDER=none`` for BM25 only.)
+(``KIOKU_EMBEDDER=none`` for BM25 only.) Result: docs/graph.md, "Measurement".
+
+Reads kioku internals: ``benchmark.{data,feedback,ingest,metrics}`` (the halves, the write
+path, the scores), the runtime's services (``recall``, ``feedback``, ``contexts``), the graph's
+``associations.settings`` (learning switched off while measuring) and ``Store.list_edges``;
+``study_cli.py`` (a sibling in ``lab/``) for the command line.
 """
 
 from __future__ import annotations
@@ -26,11 +31,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from study_cli import study_main
+
 from kioku.benchmark.data import Corpus, Question
 from kioku.benchmark.feedback import split_halves
 from kioku.benchmark.ingest import drain_embeddings, ensure_context, remember_docs
 from kioku.benchmark.metrics import evaluate
-from kioku.benchmark.study import study_main
 from kioku.models import ContextUpdate, FeedbackCreate, RecallRequest
 from kioku.runtime import Runtime
 

@@ -1,4 +1,10 @@
-"""The command line shared by the LoCoMo studies (``benchmark.graph``, ``benchmark.sleep``)."""
+"""The command line shared by the LoCoMo studies (``graph_study.py``, ``sleep_study.py``,
+``thread_study.py``, ``thread_score_study.py``, run from ``lab/``).
+
+Reads kioku internals: ``benchmark.data.load_locomo``, ``benchmark.meta.configured_embedder``,
+``benchmark.reproducible`` (the bench's standing clock and seeded memory ids) and
+``open_runtime``.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +42,8 @@ def study_main(
     corpora = load_locomo(Path(args.data), args.limit)
     embedder = configured_embedder()
     with tempfile.TemporaryDirectory(prefix=f"kioku-{name}-bench-") as workdir:
-        settings = Settings(database_url=f"sqlite:///{workdir}/{name}.db", embed_async=True)
+        url = f"sqlite:///{workdir}/{name}.db"
+        settings = Settings({"database": {"url": url}, "embedder": {"background": True}})
         runtime = open_runtime(settings, embedder=embedder, clock=import_clock)
         name_memories_reproducibly(runtime)  # the same store on every run, at any load
         try:

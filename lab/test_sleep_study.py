@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from sleep_study import SCENARIOS, markdown, run_sleep_study, with_copies
 
 from kioku.benchmark.data import Corpus, Doc, Question
-from kioku.benchmark.sleep import SCENARIOS, markdown, run_sleep_study, with_copies
-from kioku.embeddings.fake import FakeEmbedder
-from kioku.runtime import open_runtime
-from tests.conftest import make_settings
+from kioku.runtime import Runtime
 
 
 def test_copies_repeat_every_fifth_turn_under_its_own_key() -> None:
@@ -18,7 +15,7 @@ def test_copies_repeat_every_fifth_turn_under_its_own_key() -> None:
     assert all(d.source_uri.endswith(":copy") for d in copies)
 
 
-def test_the_study_merges_the_copies_and_scores_both_scenarios(tmp_path: Path) -> None:
+def test_the_study_merges_the_copies_and_scores_both_scenarios(runtime: Runtime) -> None:
     docs = [
         Doc(f"D1:{i}", f"turn {i}: {animal} likes {food}", f"t:{i}")
         for i, (animal, food) in enumerate(
@@ -28,11 +25,7 @@ def test_the_study_merges_the_copies_and_scores_both_scenarios(tmp_path: Path) -
     questions = [
         Question(f"q{i}", docs[i].text.split(": ")[1], (docs[i].key,), 1) for i in range(6)
     ]
-    runtime = open_runtime(make_settings(tmp_path), embedder=FakeEmbedder())
-    try:
-        results = run_sleep_study(runtime, [Corpus("locomo-tiny", docs, questions)])
-    finally:
-        runtime.close()
+    results = run_sleep_study(runtime, [Corpus("locomo-tiny", docs, questions)])
     assert list(results["scenarios"]) == list(SCENARIOS)
     plain, copied = (results["scenarios"][name] for name in SCENARIOS)
     assert plain["memories"] == 12 and copied["memories"] == 14

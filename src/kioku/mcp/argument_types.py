@@ -1,4 +1,4 @@
-"""Argument types shared by every tool module."""
+"""Argument types shared by every tool module (annotated, so each tool's schema says them)."""
 
 from __future__ import annotations
 

@@ -3,17 +3,14 @@ every weight, the hybrid and bm25 arms, the setting named in its table."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from thread_score_study import WEIGHTS, run_thread_score_study
+from thread_study import markdown
 
 from kioku.benchmark.data import Corpus, Doc, Question
-from kioku.benchmark.thread_scores import WEIGHTS, run_thread_score_study
-from kioku.benchmark.threads import markdown
-from kioku.embeddings.fake import FakeEmbedder
-from kioku.runtime import open_runtime
-from tests.conftest import make_settings
+from kioku.runtime import Runtime
 
 
-def test_the_study_asks_every_weight_and_tells_them_apart(tmp_path: Path) -> None:
+def test_the_study_asks_every_weight_and_tells_them_apart(runtime: Runtime) -> None:
     docs = [
         Doc("D1:0", "Ken: dinner plans for the anniversary dinner dinner?", "t:0", "s1", 0),
         Doc("D1:1", "Aiko: let me think.", "t:1", "s1", 1),
@@ -23,11 +20,7 @@ def test_the_study_asks_every_weight_and_tells_them_apart(tmp_path: Path) -> Non
     ] + [Doc(f"D3:{i}", f"Ken: the {w} was fine", f"t:{5 + i}", "s3", i) for i, w in
          enumerate(("weather", "meeting", "film", "bus", "lunch"))]  # fmt: skip
     questions = [Question("q0", "anniversary dinner", ("D1:3",), 4)]
-    runtime = open_runtime(make_settings(tmp_path), embedder=FakeEmbedder())
-    try:
-        results = run_thread_score_study(runtime, [Corpus("locomo-conv-26", docs, questions)])
-    finally:
-        runtime.close()
+    results = run_thread_score_study(runtime, [Corpus("locomo-conv-26", docs, questions)])
     assert [float(w) for w in results["weights"]] == list(WEIGHTS)
     assert set(results["weights"]["0.0"]["arms"]) == {"hybrid", "bm25"}
     assert markdown(results).startswith("| thread_score_weight |")

@@ -4,8 +4,9 @@ and the table names each session's role (rules are chosen on development session
 
 from __future__ import annotations
 
+from hebbian_study import RULES, Session, markdown, run_study
+
 from kioku.benchmark.data import Doc, Question
-from kioku.benchmark.hebbian import RULES, Session, markdown, run_study
 from kioku.embeddings.fake import FakeEmbedder
 
 

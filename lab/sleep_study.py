@@ -13,9 +13,13 @@ Two stores, each with every LoCoMo conversation in its own context:
 Recall is scored strictly on gold keys: a result counts if its memory carries the gold key
 (a copy carries its original's key, so finding the winner of a merge counts; a *different*
 turn that absorbed a gold turn does not). Deterministic phases only (no LLM), mode ``full``.
-Run it with::
+Run it from the checkout with::
 
-    python -m kioku.benchmark.sleep --data ../shared/data/locomo [--json out.json]
+    .venv/bin/python lab/sleep_study.py --data ../shared/data/locomo [--json out.json]
+
+Result: docs/benchmarks.md, "Sleep: recall before and after consolidation". Reads kioku
+internals: ``benchmark.{data,ingest,metrics}``, the runtime's services (``sleep``, ``recall``,
+``contexts``); ``study_cli.py`` (a sibling in ``lab/``) for the command line.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from study_cli import study_main
+
 from kioku.benchmark.data import Corpus, Doc
 from kioku.benchmark.ingest import drain_embeddings, remember_docs
 from kioku.benchmark.metrics import evaluate
-from kioku.benchmark.study import study_main
 from kioku.models import ContextCreate, RecallRequest
 from kioku.models.sleep import SleepRequest
 from kioku.runtime import Runtime

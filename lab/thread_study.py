@@ -6,9 +6,14 @@ transcripts would send; nothing here is specific to LoCoMo's questions). Then ev
 is asked with each ``search_config.thread_weight`` in turn (0 = threads ignored), for each
 arm, so all weights see the same store. The weight was chosen on the *dev* half
 (``DEV_CONVERSATIONS``) and is reported on the held-out half and on all. Latency: the hybrid
-arm's wall time per recall, the weights interleaved question by question. Run it with::
+arm's wall time per recall, the weights interleaved question by question. Run it from the
+checkout with::
 
-    python -m kioku.benchmark.threads --data ../shared/data/locomo [--json out.json]
+    .venv/bin/python lab/thread_study.py --data ../shared/data/locomo [--json out.json]
+
+Result: docs/benchmarks.md, "Threads in recall". Reads kioku internals:
+``benchmark.{data,ingest,latency,metrics}`` (the bench's arms and timed recall), the contexts
+service (``search_config``); ``study_cli.py`` (a sibling in ``lab/``) for the command line.
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from study_cli import study_main
+
 from kioku.benchmark.data import Corpus
 from kioku.benchmark.ingest import drain_embeddings, remember_docs
 from kioku.benchmark.latency import ARMS, available_arms, timed_recall
 from kioku.benchmark.metrics import LOCOMO_KS, evaluate, latency_summary
-from kioku.benchmark.study import study_main
 from kioku.models import ContextCreate, ContextUpdate
 from kioku.runtime import Runtime
 

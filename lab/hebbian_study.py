@@ -26,9 +26,15 @@ Measured after the session, against the topic (article) labels:
   question's topic, over the scripted questions / ``RELATED_QUESTIONS`` other JSQuAD questions
   of that half (micro), and ``related`` how many there were.
 
-Run it with::
+Run it from the checkout with::
 
-    python -m kioku.benchmark.hebbian [--jsquad ../shared/data/jsquad/valid-v1.3.json]
+    .venv/bin/python lab/hebbian_study.py [--jsquad ../shared/data/jsquad/valid-v1.3.json]
+
+Result: docs/graph.md, "Does co-recall link the right memories?". Reads kioku internals:
+``service.graph.GraphSettings`` (each rule is one, set on the runtime's
+``graph.associations``), ``benchmark.{data,ingest,meta}`` (``RecordingEmbedder``: the vectors
+written, for ``explore``), the runtime's services (``recall``, ``contexts``, ``graph.explore``)
+and ``Store.list_edges``.
 """
 
 from __future__ import annotations
@@ -197,7 +203,7 @@ def run_study(
         for name, rule in rules.items():
             with tempfile.TemporaryDirectory(prefix="kioku-hebbian-") as workdir:
                 url = f"sqlite:///{workdir}/hebbian.db"
-                runtime = open_runtime(Settings(database_url=url), embedder=recorder)
+                runtime = open_runtime(Settings({"database": {"url": url}}), embedder=recorder)
                 try:
                     results[session.name][name] = measure(runtime, session, rule)
                 finally:

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from graph_study import BOOSTS, STAGES, markdown, run_graph_study
 
 from kioku.benchmark.data import Corpus, Doc, Question
-from kioku.benchmark.graph import BOOSTS, STAGES, markdown, run_graph_study
-from kioku.embeddings.fake import FakeEmbedder
-from kioku.runtime import open_runtime
-from tests.conftest import make_settings
+from kioku.runtime import Runtime
 
 
-def test_the_study_reports_every_stage_and_boost(tmp_path: Path) -> None:
+def test_the_study_reports_every_stage_and_boost(runtime: Runtime) -> None:
     docs = [Doc(f"D1:{i}", f"turn {i} about kiwi number {i % 3}", f"t:{i}") for i in range(12)]
     questions = [
         Question(f"q{i}", f"kiwi number {i % 3}", (f"D1:{i}", f"D1:{i + 3}"), 1 + (i // 2) % 2)
         for i in range(8)
     ]
-    runtime = open_runtime(make_settings(tmp_path), embedder=FakeEmbedder())
-    try:
-        results = run_graph_study(runtime, [Corpus("locomo-tiny", docs, questions)])
-    finally:
-        runtime.close()
+    results = run_graph_study(runtime, [Corpus("locomo-tiny", docs, questions)])
     assert results["held_out_questions"] == 4 and results["warm_up_questions"] == 4
     assert list(results["stages"]) == list(STAGES)
     for entry in results["stages"].values():

