@@ -112,6 +112,19 @@ def runtime(settings: Settings, embedder: FakeEmbedder, clock: ManualClock) -> I
         rt.close()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def runtime_on_each_backend(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
+) -> Iterator[Runtime]:
+    """A runtime with the fake embedder and the hand-moved clock, on SQLite and PostgreSQL
+    (a module asks for it as its ``runtime``)."""
+    rt = open_runtime(backend_settings(request, tmp_path), embedder=FakeEmbedder(), clock=clock)
+    try:
+        yield rt
+    finally:
+        rt.close()
+
+
 @pytest.fixture
 def principal(runtime: Runtime) -> Principal:
     return runtime.local_principal("rest")

@@ -4,32 +4,23 @@ decayed, importance, a state sweep) printed as people read it, on both backends.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 from kioku.cli.sleep import print_report
 from kioku.cli.sleep_view import phase_lines
-from kioku.embeddings.fake import FakeEmbedder
 from kioku.models import StateSet
-from kioku.runtime import Runtime, open_runtime
-from tests.conftest import ManualClock, backend_settings
+from kioku.runtime import Runtime
+from tests.conftest import ManualClock
 from tests.service.test_sleep import make_notes
 
 PYTHON = re.compile(r"\{'|'\}|\['|None\b|\d\.\d{6,}")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def runtime(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
-) -> Iterator[Runtime]:
-    rt = open_runtime(backend_settings(request, tmp_path), embedder=FakeEmbedder(), clock=clock)
-    try:
-        yield rt
-    finally:
-        rt.close()
+@pytest.fixture
+def runtime(runtime_on_each_backend: Runtime) -> Runtime:
+    return runtime_on_each_backend
 
 
 def test_a_full_run_reads_as_sentences(

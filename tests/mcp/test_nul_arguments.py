@@ -8,32 +8,22 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 
-from kioku.embeddings.fake import FakeEmbedder
 from kioku.mcp import build_mcp
-from kioku.runtime import Runtime, open_runtime
-from tests.conftest import ManualClock, backend_settings
+from kioku.runtime import Runtime
 from tests.mcp.test_tools import call, drive, fail
 
 NUL = "\x00"
 SAID = "holds a NUL character (\\u0000), which cannot be stored; remove it"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def runtime(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
-) -> Iterator[Runtime]:
-    rt = open_runtime(backend_settings(request, tmp_path), embedder=FakeEmbedder(), clock=clock)
-    try:
-        yield rt
-    finally:
-        rt.close()
+@pytest.fixture
+def runtime(runtime_on_each_backend: Runtime) -> Runtime:
+    return runtime_on_each_backend
 
 
 async def written(client: Client) -> tuple[int, int, int]:

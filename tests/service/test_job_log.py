@@ -5,30 +5,21 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from kioku.api.log_json import JsonFormatter
-from kioku.embeddings.fake import FakeEmbedder
 from kioku.models import ContextCreate, StateSet
-from kioku.runtime import Runtime, open_runtime
+from kioku.runtime import Runtime
 from kioku.service.jobs import JobRunner, sweep_expired_state
 from kioku.service.sleep import sleep_job
-from tests.conftest import ManualClock, backend_settings
+from tests.conftest import ManualClock
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def runtime(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
-) -> Iterator[Runtime]:
-    rt = open_runtime(backend_settings(request, tmp_path), embedder=FakeEmbedder(), clock=clock)
-    try:
-        yield rt
-    finally:
-        rt.close()
+@pytest.fixture
+def runtime(runtime_on_each_backend: Runtime) -> Runtime:
+    return runtime_on_each_backend
 
 
 def job_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
