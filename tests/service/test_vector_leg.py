@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,44 @@ def test_a_recall_that_fails_before_the_legs_leaves_no_embedding_waiting(
 
     threading.Thread(target=recall, daemon=True).start()
     assert done.wait(10), "a recall after failed ones never finished"
+
+
+def test_the_thread_neighbours_of_the_lexical_candidates_are_read_while_the_query_is_embedded(
+    tmp_path: Path,
+) -> None:
+    """``thread_neighbours``' read of the lexical candidates goes ahead while the query is
+    embedded; the stage then reads only the others', and ranks as it does reading them all."""
+    runtime = open_runtime(make_settings(tmp_path), embedder=SlowEmbedder())
+    try:
+        principal = runtime.local_principal("rest")
+        turns = ["we planned the trip", "green tea in Kyoto", "it rained all day", "a red bike"]
+        for text in turns:
+            runtime.memories.remember(
+                principal, "default", MemoryCreate(summary=text, thread="day-1")
+            )
+        read: list[tuple[float, list[str]]] = []
+        method = runtime.store.thread_neighbours
+
+        def watched(ws: str, contexts: list[str], ids: list[str], *rest: object) -> object:
+            read.append((time.perf_counter(), list(ids)))
+            return method(ws, contexts, ids, *rest)  # type: ignore[arg-type]
+
+        runtime.store.thread_neighbours = watched  # type: ignore[method-assign]
+        embedder = runtime.embedder
+        assert isinstance(embedder, SlowEmbedder)
+        request = RecallRequest(query="green tea", k=4)
+        ahead = runtime.recall.ranking(principal, "default", request)
+        lexical = [hit.memory_id for hit in ahead.ran["lexical"]]
+        assert read[0][1] == lexical
+        assert read[0][0] < embedder.began[-1] + SLOW  # before the embedding was done
+        assert all(not set(ids) & set(lexical) for _, ids in read[1:])  # never again
+        assert ahead.effects["thread"]  # the neighbours gave the tea turn's neighbours a share
+        read.clear()
+        fast = FakeEmbedder()  # done before the lexical leg: nothing goes ahead
+        runtime.recall.tools = replace(runtime.recall.tools, embedder=fast)
+        runtime.recall.embedder = fast
+        behind = runtime.recall.ranking(principal, "default", request)
+        assert behind.ranked == ahead.ranked
+        assert behind.effects["thread"] == ahead.effects["thread"]
+    finally:
+        runtime.close()

@@ -34,6 +34,8 @@ def language_of(text: str) -> Language:
     letters (a Japanese sentence is short in characters next to the English words it holds),
     and whenever it holds ``KANA_PROSE`` kana (Japanese prose about, say, an Italian
     association with a long name: kana belong to Japanese alone)."""
+    if text.isascii():  # no CJK or Hangul at all (a flag CPython keeps): most memories, at once
+        return "other"
     letters = len(_LETTER.findall(text))
     if not letters:
         return "other"

@@ -9,15 +9,14 @@ connection, while the lexical leg runs here. At 100,000 memories the lexical leg
 that releases the GIL and in turn it cost the whole query embedding on top (whole recall p50
 47 ms in turn vs 31 side by side; docs/benchmarks.md, *Recall as a pipeline*); at LoCoMo scale
 the embedding is the longer of the two: the scope and the lexical leg hide behind it, and so
-does the ``signals`` stage's read of the lexical candidates (it then reads only the vector
-leg's others).
+do the reads the stages want about the lexical candidates (``Stage.read_ahead``: ``signals``
+and ``thread_neighbours``; the stages then read only the vector leg's others).
 """
 
 from __future__ import annotations
 
 import time
 
-from kioku.search.language import HEAD_CHARS
 from kioku.service import telemetry
 from kioku.service.ranking.state import Ranking, Tools
 from kioku.service.ranking.vector_leg import VectorLeg
@@ -52,10 +51,11 @@ def run(ranking: Ranking, tools: Tools) -> None:
     if lexical is not None:
         ranking.ran["lexical"] = lexical
     if leg is not None:
-        if lexical and not leg.done():  # the embedding is the longer: read ahead meanwhile
-            ranking.signals = tools.store.ranking_signals(
-                ranking.ws, [hit.memory_id for hit in lexical], HEAD_CHARS
-            )
+        ids = [hit.memory_id for hit in lexical or ()]
+        for read_ahead in ranking.read_ahead:
+            if not ids or leg.done():
+                break  # the embedding is the longer: the stages' reads go ahead meanwhile
+            read_ahead(ranking, tools, ids)
         vector, found, took = leg.result()
         ranking.query_vector = vector
         if found is not None:

@@ -28,7 +28,7 @@ from kioku.service.ranking import (
     thread_scores,
     versions,
 )
-from kioku.service.ranking.state import Ranking, Tools
+from kioku.service.ranking.state import Ranking, ReadAhead, Tools
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,10 @@ class Stage:
     """What it fills, said in words, when that is not one breakdown field (the legs)."""
     applies: Callable[[Ranking], bool] | None = None
     """Whether this recall needs it at all (e.g. the query's tense); not run, not timed."""
+    read_ahead: ReadAhead | None = None
+    """Its read of what it needs about some candidates, which ``legs`` does for the lexical
+    candidates while the query embedding runs (idle time at LoCoMo scale); the stage then
+    reads only the others."""
 
     def enabled(self, ranking: Ranking) -> bool:
         if self.name in ranking.disabled:
@@ -78,7 +82,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("legs", legs.run, "the lexical index; the query's embedding and the vector index",
           ablatable=False, fills="`lexical`, `vector` (score, rank)"),
     Stage("signals", signals.run, "each candidate's ranking signals, pending flag and text "
-          "head (one read)", ablatable=False),
+          "head (one read; the lexical candidates' ahead, while the query is embedded)",
+          ablatable=False, read_ahead=signals.read_ahead),
     Stage("pending", pending.run, "the text of lexical candidates still waiting for a vector; "
           "the embedder", ablatable=False),
     Stage("languages", languages.run, "the stored vectors of the vector leg's candidates "
@@ -89,8 +94,10 @@ STAGES: tuple[Stage, ...] = (
           ablatable=False),
     Stage("thread_scores", thread_scores.run, "-", adds=THREAD, knob="thread_score_weight",
           reranking=True),
-    Stage("thread_neighbours", thread_neighbours.run, "the thread neighbours of the candidates",
-          adds=THREAD, knob="thread_weight", reranking=True),
+    Stage("thread_neighbours", thread_neighbours.run, "the thread neighbours of the candidates "
+          "(the lexical candidates' ahead, while the query is embedded)",
+          adds=THREAD, knob="thread_weight", reranking=True,
+          read_ahead=thread_neighbours.read_ahead),
     Stage("graph_boost", graph_boost.run, "the graph edges of the top candidates",
           adds=Breakdown("graph", 6), knob="graph_boost"),
     Stage("versions", versions.run, "summary, time and stored vector of the top candidates",
@@ -106,6 +113,11 @@ _NEED_CANDIDATES = STAGE_NAMES.index("rerank")
 
 def rank(ranking: Ranking, tools: Tools) -> Ranking:
     """Run every enabled stage in order, timing each (``ranking.timings``, ``/metrics``)."""
+    ranking.read_ahead = tuple(
+        stage.read_ahead
+        for stage in STAGES
+        if stage.read_ahead is not None and stage.enabled(ranking)
+    )
     for index, stage in enumerate(STAGES):
         if index >= _NEED_CANDIDATES and not ranking.ranked:
             break

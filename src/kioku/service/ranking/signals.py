@@ -4,14 +4,18 @@ whether it still waits for its vector (``pending``), and the head of its text (i
 ``languages``): no whole text.
 
 A candidate purged between the legs and now has no signals: fusion leaves it out. The
-lexical leg's candidates may have been read already, by ``legs`` while the query embedding
-ran; then only the others are read here.
+lexical leg's candidates may have been read already (``read_ahead``, by ``legs`` while the
+query embedding ran); then only the others are read here.
 """
 
 from __future__ import annotations
 
 from kioku.search.language import HEAD_CHARS
 from kioku.service.ranking.state import Ranking, Tools
+
+
+def read_ahead(ranking: Ranking, tools: Tools, memory_ids: list[str]) -> None:
+    ranking.signals = tools.store.ranking_signals(ranking.ws, memory_ids, HEAD_CHARS)
 
 
 def run(ranking: Ranking, tools: Tools) -> None:

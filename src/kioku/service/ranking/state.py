@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -64,6 +65,10 @@ class PendingVectors:
     ranked by the lexical leg alone, the vector leg abstaining on them."""
 
 
+ReadAhead = Callable[["Ranking", Tools, list[str]], None]
+"""A stage's read of what it will need about some candidates, done ahead of the stage."""
+
+
 @dataclass
 class Ranking:
     """Every candidate of one search, best first, and how each score was made."""
@@ -98,6 +103,12 @@ class Ranking:
     """Vectors the ``pending`` stage made for candidates not embedded yet (later stages read
     them where they would read a stored vector)."""
     signals: dict[str, RankingSignals] = field(default_factory=dict)
+    neighbours: dict[str, list[str]] = field(default_factory=dict)
+    """Each candidate's thread neighbours, once read (``[]``: none); ``thread_neighbours``
+    reads them, the lexical candidates' possibly ahead, while the query embedding runs."""
+    read_ahead: tuple[ReadAhead, ...] = ()
+    """The reads the enabled stages want done on the lexical candidates while the query
+    embedding runs (``pipeline.Stage.read_ahead``), in pipeline order."""
     fused: dict[str, float] = field(default_factory=dict)
     ranked: list[tuple[float, str]] = field(default_factory=list)
     effects: dict[str, dict[str, float]] = field(default_factory=dict)

@@ -58,7 +58,10 @@ class ThreadStore(Protocol):
                 d,
                 f"SELECT c.id AS of_id, ({_nearest('<', 'DESC', where)}) AS prev_id, "
                 f"({_nearest('>', 'ASC', where)}) AS next_id FROM memories c "
-                "WHERE c.workspace_id = %s AND {among} AND c.thread IS NOT NULL",
+                # By id, not through ``ix_memories_thread`` (SQLite's planner, without
+                # statistics, walked every threaded row of the workspace: 3.5 ms at 100k).
+                f"WHERE {d.unindexed('c.workspace_id')} = %s AND {{among}} "
+                "AND c.thread IS NOT NULL",
                 "c.id",
                 memory_ids,
                 before=(*params, *params, workspace_id),

@@ -175,11 +175,13 @@ def rank_rows(
     terms: Sequence[str],
     window: int,
     dfs_cache: DocumentFrequencies,
+    read: dict[int, str] | None = None,
 ) -> tuple[Ranked, bool]:
     """The best ``window`` rows of ``table`` for the OR of ``terms`` in FTS5's order (its
     ``bm25()``, the cutoff's common terms added with FTS5's constants), best first, and
     whether nothing more could be found by asking for a bigger window. These are candidates
-    only: ``rescore`` scores the pool a search takes from them with kioku's constants."""
+    only: ``rescore`` scores the pool a search takes from them with kioku's constants. The
+    rows' tokens read for the common terms are added to ``read`` (``rescore`` reuses them)."""
     rows, mean_length = table_averages(conn, table)
     if rows < CUTOFF_MIN_ROWS:
         ranked = _rank_whole(conn, table, terms, window)
@@ -196,6 +198,8 @@ def rank_rows(
     depth = max(window, RESCORE_WINDOW)
     found = _rank_whole(conn, table, selecting, depth)
     tokens = _tokens(conn, table, [rowid for rowid, _ in found])
+    if read is not None:
+        read.update(tokens)
     idfs = {term: idf(rows, dfs[term]) for term in common}
     rescored: Ranked = []
     for rowid, rank in found:
@@ -216,9 +220,11 @@ def rescore(
     rowids: Sequence[int],
     terms: Sequence[str],
     dfs_cache: DocumentFrequencies,
+    read: dict[int, str] | None = None,
 ) -> dict[int, float]:
     """kioku's BM25 (``bm25_constants``; FTS5's idf, N and mean length) of each of ``rowids``
-    for ``terms``, from the stored tokens. Below ``CUTOFF_MIN_ROWS`` rows the document
+    for ``terms``, from the stored tokens (those in ``read``, already read in this
+    transaction, are not read again). Below ``CUTOFF_MIN_ROWS`` rows the document
     frequencies are counted now (a write is scored at once); from there the cache's."""
     rows, mean_length = table_averages(conn, table)
     if rows < CUTOFF_MIN_ROWS:
@@ -228,7 +234,9 @@ def rescore(
     # term_score's arithmetic, unrolled: this loop runs for every kept hit of every search.
     weights = {term: idf(rows, dfs[term]) * (K1 + 1) for term in terms if dfs[term]}
     per_length = K1 * B / mean_length if mean_length else 0.0
-    tokens = _tokens(conn, table, rowids)
+    known = read or {}
+    tokens = {rowid: known[rowid] for rowid in rowids if rowid in known}
+    tokens.update(_tokens(conn, table, [rowid for rowid in rowids if rowid not in tokens]))
     scores: dict[int, float] = {}
     for rowid in rowids:
         words = tokens.get(rowid, "").split()

@@ -47,9 +47,10 @@ class SQLiteVectorArea(SearchLegs, EmbeddingStore):
         # cutoff (see bm25.py). The hits kept are re-scored with kioku's BM25 constants.
         table = lexical_table(workspace_id)
         window = limit * 4
+        read: dict[int, str] = {}  # rows' tokens, read once for both scorings
         while True:
             try:
-                ranked, exhausted = rank_rows(conn, table, terms, window, self.term_counts)
+                ranked, exhausted = rank_rows(conn, table, terms, window, self.term_counts, read)
             except sqlite3.OperationalError as exc:
                 if is_missing_table(exc, table):
                     return []  # the workspace never stored a memory
@@ -73,7 +74,7 @@ class SQLiteVectorArea(SearchLegs, EmbeddingStore):
         while size < len(ordered) and ordered[size][0] == ordered[size - 1][0]:
             size += 1
         pool = ordered[:size]
-        scores = rescore(conn, table, [seq for _, seq, _ in pool], terms, self.term_counts)
+        scores = rescore(conn, table, [seq for _, seq, _ in pool], terms, self.term_counts, read)
         hits = [ScoredId(memory_id, scores[seq]) for _, seq, memory_id in pool]
         hits.sort(key=lambda hit: (-hit.score, hit.memory_id))
         return hits[:limit]
