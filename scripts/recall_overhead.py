@@ -13,7 +13,9 @@ workspace: a one-memory context beside the conversation would search its index),
   (the same runtime the server embeds the query with: the floor recall is measured against);
 - ``REST recall``: ``POST /contexts/locomo/recall`` (k=10, hybrid) with each question on one
   kept-alive connection, until the whole answer is read;
-- ``REST recall, one memory``: the same questions against the second server.
+- ``REST recall, one memory``: the same questions against the second server;
+- ``MCP recall``: the ``recall`` tool (``context_id="locomo"``, k=10) through the official MCP
+  client over streamable HTTP against the first server, one client session per run.
 
 Prints p50/p95 per measure, the ratios the targets name (recall p50 / bare p50 ≤ 1.5; the
 one-memory p50 − bare p50 ≤ 3 ms), the one-memory recall over the bare embedding (the floor
@@ -38,7 +40,11 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import anyio
+import httpx2
 from hook_latency import BIN, free_port
+from mcp import Client as MCPClient
+from mcp.client.streamable_http import streamable_http_client
 
 from kioku.benchmark.data import load_locomo
 from kioku.benchmark.ingest import memory_item
@@ -79,6 +85,24 @@ def server() -> Iterator[int]:
         finally:
             process.terminate()
             process.wait(30)
+
+
+async def mcp_recalls(port: int, questions: list[str], warm_up: int) -> list[float]:
+    """Seconds each question's ``recall`` tool call took over one MCP session (after
+    ``warm_up`` untimed calls)."""
+    took: list[float] = []
+    http = httpx2.AsyncClient(timeout=60)  # the SDK's own httpx
+    transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
+    async with http, MCPClient(transport) as client:
+        for index, question in enumerate([*questions[:warm_up], *questions]):
+            began = time.perf_counter()
+            result = await client.call_tool(
+                "recall", {"query": question, "k": 10, "context_id": "locomo"}
+            )
+            if index >= warm_up:
+                took.append(time.perf_counter() - began)
+            assert not result.is_error, result.content
+    return took
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -140,6 +164,9 @@ def main() -> None:
                     for part in timing.split(", ") if timing else ():  # older servers: none
                         stage, _, duration = part.partition(";dur=")
                         stages.setdefault(label, {}).setdefault(stage, []).append(float(duration))
+            warm_up = 10 if not samples.get("MCP recall") else 0
+            took = anyio.run(mcp_recalls, port, questions, warm_up)
+            samples.setdefault("MCP recall", []).extend(took)
     load_after = os.getloadavg()
     p50 = {name: statistics.median(values) * 1000 for name, values in samples.items()}
     print(f"{len(corpus.docs)} memories ({args.conversation}), {len(questions)} questions "
@@ -152,6 +179,7 @@ def main() -> None:
     print(f"\nREST recall p50 / bare embedding p50 = {p50['REST recall'] / bare:.2f} (target 1.5)")
     print(f"one-memory recall p50 - bare embedding p50 = "
           f"{p50['REST recall, one memory'] - bare:.2f} ms (target 3)")  # fmt: skip
+    print(f"MCP recall p50 - REST recall p50 = {p50['MCP recall'] - p50['REST recall']:.2f} ms")
     print(
         f"one-memory recall p50 / bare embedding p50 = "
         f"{p50['REST recall, one memory'] / bare:.2f} (the floor of the first ratio: a recall "
