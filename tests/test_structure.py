@@ -116,6 +116,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "settings",
             "wording",
             "_version",
+            "lazy_names",  # the packages' on-first-use names: standard library only
             # The pinned block's one renderer: pure, standard library only (hooks import it
             # without the SDK; the harness service renders with it), so shared, not the SDK's.
             "client.pinned_block",

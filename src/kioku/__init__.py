@@ -10,8 +10,7 @@ must start in a fraction of a second (``from kioku import Client`` works as befo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kioku._version import __version__
 from kioku.errors import (
@@ -24,6 +23,7 @@ from kioku.errors import (
     RateLimitedError,
     UnauthorizedError,
 )
+from kioku.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from kioku import models
@@ -47,16 +47,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``kioku.Client``, ``kioku.AsyncClient``, ``kioku.models``: imported when first asked for."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kioku' has no attribute {name!r}")
-    value = importlib.import_module(module)
-    if name != "models":
-        value = getattr(value, name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)  # ``Client``, ``AsyncClient``, ``models``: on first use
 
 
 def __dir__() -> list[str]:

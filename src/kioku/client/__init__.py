@@ -12,8 +12,9 @@ pydantic; ``from kioku.client import Client`` works as ever.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kioku.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from kioku.client._wire import UNSET, Filters, Unset
@@ -47,15 +48,7 @@ __all__ = [
     "render_pinned_block",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The SDK's names, imported when first asked for."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kioku.client' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)  # the SDK's names: on first use
 
 
 def __dir__() -> list[str]:

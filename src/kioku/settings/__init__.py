@@ -9,8 +9,9 @@ in docs/architecture.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kioku.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from kioku.settings.file import ConfigFileError
@@ -20,12 +21,4 @@ _LAZY = {"Settings": "kioku.settings.model", "ConfigFileError": "kioku.settings.
 
 __all__ = ["ConfigFileError", "Settings"]
 
-
-def __getattr__(name: str) -> Any:
-    """``Settings`` and ``ConfigFileError``: imported when first asked for."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kioku.settings' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)  # ``Settings``, ``ConfigFileError``: on first use
