@@ -14,10 +14,22 @@ VERSION="0.15.0"
 PREFIX="$ROOT/.cache/mcp-inspector-$VERSION"
 KIOKU="${KIOKU:-$ROOT/.venv/bin/kioku}"
 
+# The registry can fail a download now and then: three tries, npm's errors shown, and the
+# install lands in place only when complete (a half-installed prefix is never reused).
 if [ ! -x "$PREFIX/node_modules/.bin/mcp-inspector" ]; then
-  mkdir -p "$PREFIX"
-  npm install --prefix "$PREFIX" --no-audit --no-fund --silent \
-    "@modelcontextprotocol/inspector@$VERSION" >&2
+  mkdir -p "$ROOT/.cache"
+  for attempt in 1 2 3; do
+    STAGING="$(mktemp -d "$ROOT/.cache/mcp-inspector-staging.XXXXXX")"
+    if npm install --prefix "$STAGING" --no-audit --no-fund --loglevel=error \
+      "@modelcontextprotocol/inspector@$VERSION" >&2; then
+      rm -rf "$PREFIX" && mv "$STAGING" "$PREFIX"
+      break
+    fi
+    rm -rf "$STAGING"
+    echo "npm install of the MCP Inspector $VERSION failed (try $attempt of 3)" >&2
+    if [ "$attempt" -eq 3 ]; then exit 1; fi
+    sleep $((attempt * 5))
+  done
 fi
 INSPECTOR="$PREFIX/node_modules/.bin/mcp-inspector"
 
@@ -42,7 +54,12 @@ if [ -z "$URL" ]; then
   URL="http://127.0.0.1:$PORT/mcp"
 fi
 
-inspect() { "$INSPECTOR" --cli "$URL" --transport http "$@"; }
+inspect() {
+  "$INSPECTOR" --cli "$URL" --transport http "$@" || {
+    echo "the MCP Inspector failed on: $*" >&2
+    return 1
+  }
+}
 
 MARK="inspector-check-$RANDOM$RANDOM"
 inspect --method tools/list >"$WORKDIR/tools.json"
