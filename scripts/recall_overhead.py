@@ -60,7 +60,13 @@ class Connection:
     def call(self, method: str, path: str, body: object = None) -> tuple[int, bytes, str]:
         data = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"} if data is not None else {}
-        self.http.request(method, path, body=data, headers=headers)
+        try:
+            self.http.request(method, path, body=data, headers=headers)
+        except (BrokenPipeError, ConnectionResetError):
+            # The server closed the idle connection (uvicorn's keep-alive is 5 s) before the
+            # request went out: nothing reached it, so connect again and send it once more.
+            self.http.close()
+            self.http.request(method, path, body=data, headers=headers)
         answer = self.http.getresponse()
         return answer.status, answer.read(), answer.getheader("Server-Timing") or ""
 

@@ -192,6 +192,42 @@ def test_cutoff_rescores_only_the_rarer_terms_best(
     assert exhausted  # every zebra memory found: a wider window cannot add one
 
 
+def test_only_the_candidates_holding_a_common_term_are_read_when_its_postings_are_few(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, _, _ = _corpus(store)
+    monkeypatch.setattr(sqlite_bm25, "CUTOFF_MIN_ROWS", 10)
+    monkeypatch.setattr(sqlite_bm25, "CANDIDATE_BUDGET", 10)
+    conn = store.db.connection()
+    answers = {}
+    for per_row in (0, 1_000):  # 0: every candidate's tokens read; 1,000: FTS5 names them
+        monkeypatch.setattr(sqlite_bm25, "POSTINGS_PER_ROW_READ", per_row)
+        read: dict[int, str] = {}
+        ranked, _ = sqlite_bm25.rank_rows(
+            conn, lexical_table(ws), ["common", "zebra"], 8, sqlite_bm25.DocumentFrequencies(), read
+        )
+        answers[per_row] = (ranked, sorted(keys_of(store, ws, rowid) for rowid in read))
+    assert answers[0][0] == answers[1_000][0]  # the same candidates, ranks and order
+    assert answers[0][1] == sorted(["both", "rare-only", *(f"zebra-{i}" for i in range(6))])
+    assert answers[1_000][1] == ["both", "zebra-1", "zebra-3", "zebra-5"]  # those with common
+
+
+def test_a_term_in_half_the_rows_adds_nothing_and_is_not_read(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, _, _ = _corpus(store)
+    monkeypatch.setattr(sqlite_bm25, "CUTOFF_MIN_ROWS", 10)
+    monkeypatch.setattr(sqlite_bm25, "CANDIDATE_BUDGET", 10)
+    conn = store.db.connection()
+    counts = sqlite_bm25.DocumentFrequencies()
+    assert counts.get(conn, lexical_table(ws), ["words"]) == {"words": 100}  # of 139: idf floor
+    read: dict[int, str] = {}
+    ranked, _ = sqlite_bm25.rank_rows(conn, lexical_table(ws), ["words", "zebra"], 8, counts, read)
+    alone, _ = sqlite_bm25.rank_rows(conn, lexical_table(ws), ["zebra"], 8, counts)
+    assert read == {}  # no candidate's tokens needed
+    assert ranked == sorted((tuple(row) for row in alone), key=lambda row: (row[1], row[0]))
+
+
 def keys_of(store: SQLiteStore, ws: str, rowid: int) -> str:
     """The ``_corpus`` key (summary) of the memory at ``rowid``."""
     conn = store.db.connection()
