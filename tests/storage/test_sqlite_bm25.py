@@ -228,6 +228,46 @@ def test_a_term_in_half_the_rows_adds_nothing_and_is_not_read(
     assert ranked == sorted((tuple(row) for row in alone), key=lambda row: (row[1], row[0]))
 
 
+def test_only_the_front_of_the_window_is_looked_up_when_its_rows_are_in_scope(
+    store: SQLiteStore,
+) -> None:
+    """Each candidate's scope check reads its row of ``memories``: with every row in scope,
+    the pool (twice the hits kept) and its ties are looked up, not the whole window."""
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "c")
+    rows = [  # one length each: no two ranks tie
+        new_memory(ctx.id, f"kiwi-{i}", tokens=" ".join(["kiwi", *(f"pad{j}" for j in range(i))]))
+        for i in range(60)
+    ]
+    store.insert_memories(ws, rows)
+    looked_up: list[int] = []
+
+    def trace(statement: str) -> None:
+        if statement.startswith("SELECT m.seq, m.id FROM memories m WHERE m.seq IN"):
+            listed = statement.split(" IN (", 1)[1].split(")", 1)[0]  # values bound in
+            looked_up.append(listed.count(",") + 1)
+
+    conn = store.db.connection()
+    conn.set_trace_callback(trace)
+    try:
+        hits = store.lexical_search(ws, [ctx.id], ["kiwi"], LIVE, 5)
+    finally:
+        conn.set_trace_callback(None)
+    assert [h.memory_id for h in hits] == [row.id for row in rows[:5]]  # the shortest first
+    assert sum(looked_up) == 10  # the pool of 2 x 5; the window holds 4 x 5
+    ties = [
+        new_memory(ctx.id, f"tie-{i}", tokens="kiwi " + " ".join(["pad"] * 9)) for i in range(4)
+    ]
+    store.insert_memories(ws, ties)  # tied with kiwi-9, the pool's last: looked up too
+    looked_up.clear()
+    conn.set_trace_callback(trace)
+    try:
+        hits = store.lexical_search(ws, [ctx.id], ["kiwi"], LIVE, 5)
+    finally:
+        conn.set_trace_callback(None)
+    assert sum(looked_up) == 14
+
+
 def keys_of(store: SQLiteStore, ws: str, rowid: int) -> str:
     """The ``_corpus`` key (summary) of the memory at ``rowid``."""
     conn = store.db.connection()

@@ -18,10 +18,10 @@ from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.times import decode_required_time, decode_time, encode_optional_time
 
 # Bound parameters per statement stay well under SQLite's limit.
-_ID_CHUNK = 500
+ID_CHUNK = 500
 
 
-def chunked(values: Sequence[str], size: int = _ID_CHUNK) -> Iterator[Sequence[str]]:
+def chunked(values: Sequence[str], size: int = ID_CHUNK) -> Iterator[Sequence[str]]:
     """Split a long id list into statement-sized pieces."""
     for start in range(0, len(values), size):
         yield values[start : start + size]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,15 +15,56 @@ from kioku.storage.records import (
 from kioku.storage.shared.database import Transaction
 from kioku.storage.shared.embeddings import EmbeddingStore, Vectors, bump_generation
 from kioku.storage.shared.legs import LegScope, SearchLegs
-from kioku.storage.sqlite.bm25 import RESCORE_POOL, DocumentFrequencies, rank_rows, rescore
+from kioku.storage.sqlite.bm25 import (
+    RESCORE_POOL,
+    DocumentFrequencies,
+    Ranked,
+    rank_rows,
+    rescore,
+)
 from kioku.storage.sqlite.codec import (
     decode_vector,
     encode_vector,
 )
 from kioku.storage.sqlite.connection import SQLiteDatabase
+from kioku.storage.sqlite.dialect import ID_CHUNK
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.lexical import is_missing_table, lexical_table
 from kioku.storage.vector_index import VectorIndexCache
+
+
+def _in_scope(
+    conn: sqlite3.Connection, ranked: Ranked, where: str, params: Sequence[Any], need: int
+) -> list[tuple[float, int, str]]:
+    """(rank, rowid, memory id) of the rows of ``ranked`` (best first) that are in the searched
+    scope, best first: looked up in ``ranked``'s order, a chunk at a time, until ``need`` are
+    found, then only the rows that tie the ``need``-th. When most rows are in scope the back
+    of a wide window is never looked up (each lookup reads a row of ``memories``)."""
+    found: list[tuple[float, int, str]] = []
+    checked = 0
+    size = max(need, 1)
+    while checked < len(ranked):
+        if len(found) < need:
+            chunk = ranked[checked : checked + size]
+            size = min(size * 2, ID_CHUNK)
+        else:
+            last = found[need - 1][0]
+            ties = checked
+            while ties < len(ranked) and ties - checked < ID_CHUNK and ranked[ties][1] <= last:
+                ties += 1
+            if ties == checked:
+                break  # every row left ranks below the need-th: none can enter
+            chunk = ranked[checked:ties]
+        rank_of = {seq: rank for seq, rank in chunk}
+        seqs = [str(seq) for seq in rank_of]
+        rows = conn.execute(
+            f"SELECT m.seq, m.id FROM memories m WHERE m.seq IN ({placeholders(seqs)}) AND {where}",
+            (*seqs, *params),
+        ).fetchall()
+        found += [(rank_of[seq], seq, memory_id) for seq, memory_id in rows]
+        found.sort()
+        checked += len(chunk)
+    return found
 
 
 class SQLiteVectorArea(SearchLegs, EmbeddingStore):
@@ -55,25 +97,16 @@ class SQLiteVectorArea(SearchLegs, EmbeddingStore):
                 if is_missing_table(exc, table):
                     return []  # the workspace never stored a memory
                 raise
-            rank_of = dict(ranked)
-            in_scope: list[tuple[float, int, str]] = []
-            for chunk in chunked([str(seq) for seq in rank_of]):
-                rows = conn.execute(
-                    f"SELECT m.seq, m.id FROM memories m WHERE m.seq IN ({placeholders(chunk)}) "
-                    f"AND {where}",
-                    (*chunk, *params),
-                ).fetchall()
-                in_scope += [(rank_of[seq], seq, memory_id) for seq, memory_id in rows]
+            in_scope = _in_scope(conn, ranked, where, params, RESCORE_POOL * limit)
             if len(in_scope) >= limit or exhausted:
                 break
             window *= 8
         # FTS5's order picks a pool (``RESCORE_POOL`` times the hits kept, and every row tied
         # with its last, so no tie is cut by rowid); kioku's constants score it.
-        ordered = sorted(in_scope)
-        size = min(len(ordered), RESCORE_POOL * limit)
-        while size < len(ordered) and ordered[size][0] == ordered[size - 1][0]:
+        size = min(len(in_scope), RESCORE_POOL * limit)
+        while size < len(in_scope) and in_scope[size][0] == in_scope[size - 1][0]:
             size += 1
-        pool = ordered[:size]
+        pool = in_scope[:size]
         scores = rescore(conn, table, [seq for _, seq, _ in pool], terms, self.term_counts, read)
         hits = [ScoredId(memory_id, scores[seq]) for _, seq, memory_id in pool]
         hits.sort(key=lambda hit: (-hit.score, hit.memory_id))
