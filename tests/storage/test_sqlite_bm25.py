@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kioku.storage import open_store
-from kioku.storage.records import MemoryFilter
+from kioku.storage.records import MemoryFilter, ScoredId
 from kioku.storage.sqlite import SQLiteStore
 from kioku.storage.sqlite import bm25 as sqlite_bm25
 from kioku.storage.sqlite.lexical import lexical_table
@@ -192,13 +192,19 @@ def test_cutoff_rescores_only_the_rarer_terms_best(
     assert exhausted  # every zebra memory found: a wider window cannot add one
 
 
-def test_only_the_candidates_holding_a_common_term_are_read_when_its_postings_are_few(
-    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def cut_corpus(store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``_corpus``'s workspace, with the common-terms cutoff on from 10 rows and 10 postings."""
     ws, _, _ = _corpus(store)
     monkeypatch.setattr(sqlite_bm25, "CUTOFF_MIN_ROWS", 10)
     monkeypatch.setattr(sqlite_bm25, "CANDIDATE_BUDGET", 10)
-    conn = store.db.connection()
+    return ws
+
+
+def test_only_the_candidates_holding_a_common_term_are_read_when_its_postings_are_few(
+    store: SQLiteStore, cut_corpus: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, conn = cut_corpus, store.db.connection()
     answers = {}
     for per_row in (0, 1_000):  # 0: every candidate's tokens read; 1,000: FTS5 names them
         monkeypatch.setattr(sqlite_bm25, "POSTINGS_PER_ROW_READ", per_row)
@@ -213,12 +219,9 @@ def test_only_the_candidates_holding_a_common_term_are_read_when_its_postings_ar
 
 
 def test_a_term_in_half_the_rows_adds_nothing_and_is_not_read(
-    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+    store: SQLiteStore, cut_corpus: str
 ) -> None:
-    ws, _, _ = _corpus(store)
-    monkeypatch.setattr(sqlite_bm25, "CUTOFF_MIN_ROWS", 10)
-    monkeypatch.setattr(sqlite_bm25, "CANDIDATE_BUDGET", 10)
-    conn = store.db.connection()
+    ws, conn = cut_corpus, store.db.connection()
     counts = sqlite_bm25.DocumentFrequencies()
     assert counts.get(conn, lexical_table(ws), ["words"]) == {"words": 100}  # of 139: idf floor
     read: dict[int, str] = {}
@@ -240,6 +243,20 @@ def test_only_the_front_of_the_window_is_looked_up_when_its_rows_are_in_scope(
         for i in range(60)
     ]
     store.insert_memories(ws, rows)
+    hits, looked_up = _scope_lookups(store, ws, ctx.id, "kiwi", 5)
+    assert [h.memory_id for h in hits] == [row.id for row in rows[:5]]  # the shortest first
+    assert looked_up == 10  # the pool of 2 x 5; the window holds 4 x 5
+    ties = [
+        new_memory(ctx.id, f"tie-{i}", tokens="kiwi " + " ".join(["pad"] * 9)) for i in range(4)
+    ]
+    store.insert_memories(ws, ties)  # tied with kiwi-9, the pool's last: looked up too
+    assert _scope_lookups(store, ws, ctx.id, "kiwi", 5)[1] == 14
+
+
+def _scope_lookups(
+    store: SQLiteStore, ws: str, ctx: str, term: str, k: int
+) -> tuple[list[ScoredId], int]:
+    """A lexical search's hits, and how many rows its scope check looked up."""
     looked_up: list[int] = []
 
     def trace(statement: str) -> None:
@@ -250,22 +267,10 @@ def test_only_the_front_of_the_window_is_looked_up_when_its_rows_are_in_scope(
     conn = store.db.connection()
     conn.set_trace_callback(trace)
     try:
-        hits = store.lexical_search(ws, [ctx.id], ["kiwi"], LIVE, 5)
+        hits = store.lexical_search(ws, [ctx], [term], LIVE, k)
     finally:
         conn.set_trace_callback(None)
-    assert [h.memory_id for h in hits] == [row.id for row in rows[:5]]  # the shortest first
-    assert sum(looked_up) == 10  # the pool of 2 x 5; the window holds 4 x 5
-    ties = [
-        new_memory(ctx.id, f"tie-{i}", tokens="kiwi " + " ".join(["pad"] * 9)) for i in range(4)
-    ]
-    store.insert_memories(ws, ties)  # tied with kiwi-9, the pool's last: looked up too
-    looked_up.clear()
-    conn.set_trace_callback(trace)
-    try:
-        hits = store.lexical_search(ws, [ctx.id], ["kiwi"], LIVE, 5)
-    finally:
-        conn.set_trace_callback(None)
-    assert sum(looked_up) == 14
+    return hits, sum(looked_up)
 
 
 def keys_of(store: SQLiteStore, ws: str, rowid: int) -> str:
