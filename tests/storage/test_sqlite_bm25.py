@@ -14,6 +14,7 @@ from kioku.storage import open_store
 from kioku.storage.records import MemoryFilter, ScoredId
 from kioku.storage.sqlite import SQLiteStore
 from kioku.storage.sqlite import bm25 as sqlite_bm25
+from kioku.storage.sqlite.dialect import ID_CHUNK
 from kioku.storage.sqlite.lexical import lexical_table
 from tests.storage.test_contract import new_context, new_memory
 
@@ -245,18 +246,23 @@ def test_only_the_front_of_the_window_is_looked_up_when_its_rows_are_in_scope(
     store.insert_memories(ws, rows)
     hits, looked_up = _scope_lookups(store, ws, ctx.id, "kiwi", 5)
     assert [h.memory_id for h in hits] == [row.id for row in rows[:5]]  # the shortest first
-    assert looked_up == 10  # the pool of 2 x 5; the window holds 4 x 5
+    assert sum(looked_up) == 10  # the pool of 2 x 5; the window holds 4 x 5
     ties = [
         new_memory(ctx.id, f"tie-{i}", tokens="kiwi " + " ".join(["pad"] * 9)) for i in range(4)
     ]
     store.insert_memories(ws, ties)  # tied with kiwi-9, the pool's last: looked up too
-    assert _scope_lookups(store, ws, ctx.id, "kiwi", 5)[1] == 14
+    assert sum(_scope_lookups(store, ws, ctx.id, "kiwi", 5)[1]) == 14
+    many = [new_memory(ctx.id, f"many-{i}", tokens=f"kiwi filler{i}") for i in range(700)]
+    store.insert_memories(ws, many)
+    hits, looked_up = _scope_lookups(store, ws, ctx.id, "kiwi", 300)  # a pool of 600
+    assert len(hits) == 300 and max(looked_up) <= ID_CHUNK  # statement-sized lookups
 
 
 def _scope_lookups(
     store: SQLiteStore, ws: str, ctx: str, term: str, k: int
-) -> tuple[list[ScoredId], int]:
-    """A lexical search's hits, and how many rows its scope check looked up."""
+) -> tuple[list[ScoredId], list[int]]:
+    """A lexical search's hits, and how many rows each statement of its scope check looked
+    up."""
     looked_up: list[int] = []
 
     def trace(statement: str) -> None:
@@ -270,7 +276,7 @@ def _scope_lookups(
         hits = store.lexical_search(ws, [ctx], [term], LIVE, k)
     finally:
         conn.set_trace_callback(None)
-    return hits, sum(looked_up)
+    return hits, looked_up
 
 
 def keys_of(store: SQLiteStore, ws: str, rowid: int) -> str:

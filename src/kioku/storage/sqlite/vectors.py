@@ -42,7 +42,7 @@ def _in_scope(
     of a wide window is never looked up (each lookup reads a row of ``memories``)."""
     found: list[tuple[float, int, str]] = []
     checked = 0
-    size = max(need, 1)
+    size = min(max(need, 1), ID_CHUNK)
     while checked < len(ranked):
         if len(found) < need:
             chunk = ranked[checked : checked + size]
