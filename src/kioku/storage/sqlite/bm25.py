@@ -219,9 +219,7 @@ def rank_rows(
     tokens = _tokens(conn, table, reading)
     if read is not None:
         read.update(tokens)
-    # term_score's arithmetic with FTS5's constants, unrolled (it runs for each row read).
-    weights = {term: idf(rows, dfs[term]) * (FTS5_K1 + 1) for term in common}
-    per_length = FTS5_K1 * FTS5_B / mean_length if mean_length else 0.0
+    idfs = {term: idf(rows, dfs[term]) for term in common}
     rescored: Ranked = []
     for rowid, rank in found:
         text = tokens.get(rowid, "")
@@ -230,12 +228,11 @@ def rank_rows(
             rescored.append((rowid, rank))
             continue
         words = text.split()
-        base = FTS5_K1 * (1 - FTS5_B) + per_length * len(words)
         extra = 0.0
         for term in held:
             tf = words.count(term)
             if tf:
-                extra += weights[term] * tf / (tf + base)
+                extra += term_score(idfs[term], tf, len(words), mean_length, FTS5_K1, FTS5_B)
         rescored.append((rowid, rank - extra))
     rescored.sort(key=lambda row: (row[1], row[0]))
     return rescored[:window], len(found) < depth

@@ -33,13 +33,15 @@ from kioku.storage.sqlite.lexical import is_missing_table, lexical_table
 from kioku.storage.vector_index import VectorIndexCache
 
 
-def _in_scope(
+def _pool(
     conn: sqlite3.Connection, ranked: Ranked, where: str, params: Sequence[Any], need: int
 ) -> list[tuple[float, int, str]]:
-    """(rank, rowid, memory id) of the rows of ``ranked`` (best first) that are in the searched
-    scope, best first: looked up in ``ranked``'s order, a chunk at a time, until ``need`` are
-    found, then only the rows that tie the ``need``-th. When most rows are in scope the back
-    of a wide window is never looked up (each lookup reads a row of ``memories``)."""
+    """(rank, rowid, memory id), best first, of the best ``need`` rows of ``ranked`` (best
+    first) that are in the searched scope, and of every row of ``ranked`` in scope that ties
+    the last of them (so no tie is cut by rowid); fewer when ``ranked`` holds fewer. Looked up
+    in ``ranked``'s order, a chunk at a time, until they are found: when most rows are in
+    scope the back of a wide window is never looked up (each lookup reads a row of
+    ``memories``)."""
     found: list[tuple[float, int, str]] = []
     checked = 0
     size = min(max(need, 1), ID_CHUNK)
@@ -64,7 +66,10 @@ def _in_scope(
         found += [(rank_of[seq], seq, memory_id) for seq, memory_id in rows]
         found.sort()
         checked += len(chunk)
-    return found
+    size = min(len(found), need)
+    while size < len(found) and found[size][0] == found[size - 1][0]:
+        size += 1
+    return found[:size]
 
 
 class SQLiteVectorArea(SearchLegs, EmbeddingStore):
@@ -97,16 +102,12 @@ class SQLiteVectorArea(SearchLegs, EmbeddingStore):
                 if is_missing_table(exc, table):
                     return []  # the workspace never stored a memory
                 raise
-            in_scope = _in_scope(conn, ranked, where, params, RESCORE_POOL * limit)
-            if len(in_scope) >= limit or exhausted:
+            # FTS5's order picks a pool (``RESCORE_POOL`` times the hits kept, and every row
+            # tied with its last); kioku's constants score it.
+            pool = _pool(conn, ranked, where, params, RESCORE_POOL * limit)
+            if len(pool) >= limit or exhausted:
                 break
             window *= 8
-        # FTS5's order picks a pool (``RESCORE_POOL`` times the hits kept, and every row tied
-        # with its last, so no tie is cut by rowid); kioku's constants score it.
-        size = min(len(in_scope), RESCORE_POOL * limit)
-        while size < len(in_scope) and in_scope[size][0] == in_scope[size - 1][0]:
-            size += 1
-        pool = in_scope[:size]
         scores = rescore(conn, table, [seq for _, seq, _ in pool], terms, self.term_counts, read)
         hits = [ScoredId(memory_id, scores[seq]) for _, seq, memory_id in pool]
         hits.sort(key=lambda hit: (-hit.score, hit.memory_id))
