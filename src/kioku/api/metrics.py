@@ -181,12 +181,12 @@ class _PoolCollector(_RuntimeCollector):
 
 
 class _LexicalIndexCollector(_RuntimeCollector):
-    """PostgreSQL's lexical indexes of large scopes in this process (``lexical_sidecar``)."""
+    """The lexical indexes of large scopes in this process (``lexical_sidecar``, both backends)."""
 
     def collect(self) -> Iterator[Metric]:
         runtime = self._runtime()
         stats = runtime.health.lexical_index_statistics() if runtime else None
-        if stats is None:  # SQLite: FTS5 only
+        if stats is None:  # a backend without one
             return
         for name, value, text in (
             ("workspaces", stats.workspaces, "Workspaces whose lexical index this process holds."),
@@ -197,8 +197,8 @@ class _LexicalIndexCollector(_RuntimeCollector):
             yield GaugeMetricFamily(f"kioku_lexical_index_{name}", text, value)
         searches = CounterMetricFamily(
             "kioku_lexical_index_searches",
-            "Lexical searches of a large scope, by what answered: the index, or the GIN leg "
-            "(index being built, or too many changes not yet synced).",
+            "Lexical searches of a large scope, by what answered: the index, or the database's "
+            "own leg (index being built, or too many changes not yet synced).",
             labels=["answered_by"],
         )
         for by, count in stats.answered.items():

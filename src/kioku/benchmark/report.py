@@ -273,10 +273,11 @@ def scale_section(points: Sequence[Mapping[str, Any]]) -> str:
     lexical = [[p["memories"], ms(p.get("lexical_index_build_s"))]
                for p in points if "lexical_index_build_s" in p]  # fmt: skip
     lexical_parts = [
-        "PostgreSQL's lexical index of a large scope (tantivy, in this process's memory: "
+        "The lexical index of a large scope (tantivy, in this process's memory: "
         "docs/scaling.md), built after each fill by reading the scope's memories from the "
         "database: on a server it is built in the background on the first search, which the "
-        "GIN leg answers until then; here it is waited for.",
+        "database's own leg (PostgreSQL's GIN, SQLite's FTS5) answers until then; here it is "
+        "waited for, so the latencies above are the index's.",
         table(["memories", "lexical index build s"], lexical),
     ]
     return "\n\n".join(

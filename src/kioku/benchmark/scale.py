@@ -264,9 +264,9 @@ def _build_vector_graph(runtime: Runtime, principals: Sequence[Principal]) -> di
 
 
 def _build_lexical_index(runtime: Runtime, principals: Sequence[Principal]) -> dict[str, float]:
-    """PostgreSQL builds a large scope's lexical index (``lexical_sidecar``) in the background
-    on its first search, and the GIN leg answers until then: build them here, timed, so the
-    latencies are the steady state's."""
+    """A large scope's lexical index (``lexical_sidecar``) is built in the background on its
+    first search, and the database's own leg answers until then: build them here, timed, so
+    the latencies are the steady state's."""
     large = [
         p
         for p in principals

@@ -47,8 +47,8 @@ class BenchService:
         return build is not None and bool(build(principal.workspace_id, context_id))
 
     def needs_lexical_index(self, principal: Principal, context_id: str) -> bool:
-        """Whether the context's searches go to a large scope's lexical index (PostgreSQL's
-        ``lexical_sidecar``, built in the background on the first search); ``False`` on SQLite."""
+        """Whether the context's searches go to a large scope's lexical index (the store's
+        ``lexical_sidecar``, built in the background on the first search)."""
         sidecar = getattr(self.store, "lexical_sidecar", None)
         if sidecar is None:
             return False

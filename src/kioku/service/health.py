@@ -43,5 +43,5 @@ class HealthService:
         return self.database.pool_statistics()
 
     def lexical_index_statistics(self) -> LexicalIndexStatistics | None:
-        """This process's lexical indexes of large PostgreSQL scopes; ``None`` on SQLite."""
+        """This process's lexical indexes of large scopes (both backends)."""
         return self.database.lexical_index_statistics()

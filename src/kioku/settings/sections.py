@@ -154,9 +154,10 @@ class RecallSettings(Section):
     """Each leg of a recall fetches this many times the results asked for, for fusion and
     re-ranking to choose from."""
     lexical_index_min: int = setting("KIOKU_LEXICAL_INDEX_MIN", 50_000, ge=0)
-    """PostgreSQL: from this many live memories in a search's scope, the lexical leg takes its
-    candidates from a tantivy index this process keeps in memory, scored exactly by the
-    database (docs/scaling.md, "The lexical index of a large scope"); 0 turns it off."""
+    """From this many memories in a search's scope (PostgreSQL: its live memories; SQLite: the
+    workspace's), the lexical leg takes its candidates from a tantivy index this process keeps
+    in memory, scored exactly by the database (docs/scaling.md, "The lexical index of a large
+    scope"); 0 turns it off."""
 
 
 class RerankerSettings(Section):

@@ -11,14 +11,16 @@ from kioku.storage.urls import is_postgres_url
 
 def open_store(url: str, *, pool_size: int = 10, lexical_index_min: int | None = None) -> Store:
     """Open (and migrate) the database at ``url``; ``pool_size``: PostgreSQL's connections;
-    ``lexical_index_min``: PostgreSQL's scope size for the lexical index (``None``: the
-    default, 0: never). A database it cannot open raises a ``DatabaseOpenError`` saying why
-    and what to do (``storage/opening.py``)."""
+    ``lexical_index_min``: the scope size from which the lexical leg asks a tantivy index
+    (``None``: the default, 0: never). A database it cannot open raises a
+    ``DatabaseOpenError`` saying why and what to do (``storage/opening.py``)."""
     if url.startswith("sqlite:"):
         with opening(url):
             from kioku.storage.sqlite import SQLiteStore
 
-            return SQLiteStore(sqlite_path(url))
+            if lexical_index_min is None:
+                return SQLiteStore(sqlite_path(url))
+            return SQLiteStore(sqlite_path(url), lexical_index_min=lexical_index_min)
     if is_postgres_url(url):
         with opening(url):  # imports psycopg first: only PostgreSQL deployments need it
             from kioku.storage.postgres import PostgresStore

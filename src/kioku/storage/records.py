@@ -168,10 +168,10 @@ class PoolStatistics:
 
 @dataclass(frozen=True)
 class LexicalIndexStatistics:
-    """PostgreSQL's lexical indexes of large scopes held by this process (``lexical_sidecar``):
+    """The lexical indexes of large scopes held by this process (``lexical_sidecar``):
     workspaces indexed, memories they hold, seconds since the least recently synced index
     caught up; and how many searches of a large scope each answerer took (``index``, or
-    ``database``: the GIN leg)."""
+    ``database``: PostgreSQL's GIN leg, SQLite's FTS5)."""
 
     workspaces: int
     memories: int

@@ -18,6 +18,5 @@ class StatusStore(Protocol):
         ...
 
     def lexical_index_statistics(self) -> LexicalIndexStatistics | None:
-        """This process's lexical indexes of large scopes; ``None`` where the engine has
-        none (SQLite: FTS5 only)."""
+        """This process's lexical indexes of large scopes (``None``: the engine has none)."""
         ...

@@ -23,46 +23,82 @@ memories changed since its horizon (a bulk load the sync has not caught up with)
 filter narrows by anything but the tier (tantivy's top N could then hold too few that pass),
 and when the deleted memories are searched too.
 
-Each replica keeps its own indexes in memory and syncs them every ``interval`` seconds on
-one background thread; nothing is shared between replicas but the database.
+Each replica keeps its own indexes in memory and syncs them on one background thread
+(``shared/lexical_sidecar.py``; ``PostgresIndexSource`` is how they read the database);
+nothing is shared between replicas but the database.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import logging
-import threading
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import chain
 from typing import Any, LiteralString
 
 from psycopg import Connection
 from psycopg.rows import DictRow
 
 from kioku.storage.postgres.connection import PostgresDatabase
-from kioku.storage.postgres.lexical_index import BuildStopped, WorkspaceIndex
 from kioku.storage.postgres.lexical_scoring import EXACT_SCORE, K1, B, top_scored
-from kioku.storage.records import MemoryFilter
+from kioku.storage.shared import lexical_sidecar as shared
+from kioku.storage.shared.lexical_index import IndexedRow, WorkspaceIndex
+from kioku.storage.shared.lexical_sidecar import DEPTH_FACTOR, FRESH_MAX, MIN_DEPTH, MIN_MEMORIES
 
-log = logging.getLogger(__name__)
+__all__ = ["FRESH_MAX", "MIN_MEMORIES", "LexicalSidecar", "ScopedQuery"]
 
-MIN_MEMORIES = 50_000
-"""The default scope size from which the index answers (``KIOKU_LEXICAL_INDEX_MIN``)."""
-MIN_DEPTH = 100
-"""The fewest candidates asked of the index."""
-DEPTH_FACTOR = 2.5
-"""Candidates asked of the index per memory the leg returns."""
-FRESH_MAX = 2_000
-"""Above this many memories changed since the index's horizon, the GIN leg answers (each
-costs the re-score ~0.012 ms at 1M: 1,000 unsynced writes added ~12 ms to a search's p50)."""
-SYNC_INTERVAL = 0.5
-"""Seconds between two syncs of every index."""
-REBUILD_SLACK = 100_000
-"""An index is rebuilt once its rows (one per version indexed) pass twice its live memories
-plus this many."""
-RETRY_AFTER = 60.0
-"""Seconds before an index whose build failed is tried again (the GIN leg answers meanwhile)."""
+_BODY = (
+    "coalesce((SELECT string_agg(repeat(replace(u.lexeme, ' ', chr(31)) || ' ', "
+    "greatest(cardinality(u.positions), 1)), '') FROM unnest(m.lexical_tokens) u), '')"
+)
+"""A memory's tokens as the index's text: each lexeme tf times (as the leg counts tf)."""
+_HORIZON = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon"
+_SYNCED = (
+    "SELECT m.id AS key, m.context_id, m.trust_tier, m.deleted_at IS NULL AS live, "
+    f"{_BODY} AS body FROM memories m WHERE m.workspace_id = %s AND"
+)
+"""A snapshot's read of rows (the condition follows): what the index adds, and liveness."""
+
+
+class _PostgresSnapshot:
+    """One REPEATABLE READ transaction of a workspace (``lexical_index.Snapshot``); its
+    horizon is ``pg_snapshot_xmin``: every transaction below it had ended."""
+
+    def __init__(self, conn: Connection[DictRow], workspace_id: str) -> None:
+        self.conn, self.workspace_id = conn, workspace_id
+        self.horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
+
+    def live(self) -> Iterator[IndexedRow]:
+        yield from self._stream(f"{_SYNCED} m.deleted_at IS NULL", ())
+
+    def changed(self, since: int, named: Sequence[str]) -> Iterator[IndexedRow]:
+        rows = self.conn.execute(
+            f"{_SYNCED} m.id = ANY(%s::text[]) "
+            "AND (m.lexical_xid IS NULL OR m.lexical_xid < %s::xid8)",
+            (self.workspace_id, list(named), str(since)),
+        ).fetchall() if named else []  # fmt: skip
+        changed = self._stream(f"{_SYNCED} m.lexical_xid >= %s::xid8 ORDER BY m.lexical_xid",
+                               (str(since),))  # fmt: skip
+        yield from chain(rows, changed)
+
+    def _stream(self, sql: str, params: tuple[Any, ...]) -> Iterator[IndexedRow]:
+        cursor = self.conn.cursor(name="kioku_lexical_index")  # streamed: a bulk load is large
+        cursor.itersize = 5000
+        cursor.execute(sql, (self.workspace_id, *params))  # type: ignore[arg-type]
+        yield from cursor
+        cursor.close()
+
+
+class PostgresIndexSource:
+    """``lexical_index.IndexSource`` on PostgreSQL."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self.db = db
+
+    @contextmanager
+    def snapshot(self, workspace_id: str) -> Iterator[_PostgresSnapshot]:
+        with self.db.transaction(workspace_id, snapshot=True) as conn:
+            yield _PostgresSnapshot(conn, workspace_id)
 
 
 CHANGED_SINCE: LiteralString = (
@@ -90,84 +126,22 @@ class ScopedQuery:
     trust_tier: str | None = None
 
 
-class LexicalSidecar:
-    """This replica's indexes, one per workspace that searched a large scope."""
+class LexicalSidecar(shared.LexicalSidecar):
+    """This replica's indexes (``shared/lexical_sidecar.py``), answering PostgreSQL's leg."""
 
     def __init__(
         self, db: PostgresDatabase, min_memories: int = MIN_MEMORIES,
-        interval: float = SYNC_INTERVAL,
+        interval: float = shared.SYNC_INTERVAL,
     ) -> None:  # fmt: skip
-        """``min_memories``: the scope size from which it answers (0: never; also when the
-        ``tantivy`` package is missing, said once in the log)."""
-        if min_memories > 0 and importlib.util.find_spec("tantivy") is None:
-            log.warning("the tantivy package is missing: large scopes use the GIN leg "
-                        "(pip install 'kioku-memory-server[postgres]')")  # fmt: skip
-            min_memories = 0
-        self.db, self.min_memories, self.interval = db, min_memories, interval
-        self._indexes: dict[str, WorkspaceIndex] = {}
-        self._wanted: list[str] = []
-        self._failed: dict[str, float] = {}
-        """Workspace -> when its build failed (``time.monotonic``)."""
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.answered = {"index": 0, "database": 0}
-        """Searches of a large scope answered by the index, and by the GIN leg instead (the
-        index being built, or too many changes unsynced): ``/metrics`` reports both."""
-
-    def applies(self, scope_size: int, flt: MemoryFilter) -> bool:
-        """Whether a search of ``scope_size`` live memories with ``flt`` goes to the index."""
-        narrowing = replace(flt, trust_tier=None).is_narrowing  # the index holds the tier
-        return 0 < self.min_memories <= scope_size and not narrowing
-
-    def ready(self, workspace_id: str) -> WorkspaceIndex | None:
-        """The workspace's index once built; else ``None``, and its build is queued."""
-        with self._lock:
-            index = self._indexes.get(workspace_id)
-            if index is not None and index.view is not None:
-                return index
-            failed = self._failed.get(workspace_id)
-            if failed is not None and time.monotonic() - failed < RETRY_AFTER:
-                return None
-            if workspace_id in self._wanted or index is not None:
-                return None  # queued, or being built
-            self._wanted.append(workspace_id)
-            self._start()
-        self._wake.set()
-        return None
-
-    def wait_ready(self, workspace_id: str, timeout: float) -> bool:
-        """Queue the workspace's index and wait up to ``timeout`` seconds for it."""
-        started = time.monotonic()
-        while self.ready(workspace_id) is None:
-            failed = self._failed.get(workspace_id)
-            if (failed is not None and failed >= started) or time.monotonic() > started + timeout:
-                return False
-            time.sleep(0.05)
-        return True
+        super().__init__(PostgresIndexSource(db), min_memories, interval)
+        self.db = db
 
     def answer(
         self, conn: Connection[DictRow], workspace_id: str, query: ScopedQuery
     ) -> list[tuple[str, float]] | None:
         """``search`` on the workspace's index once built (else ``None``: the GIN leg
         answers), counted in ``answered``."""
-        index = self.ready(workspace_id)
-        found = None if index is None else self.search(conn, index, query)
-        with self._lock:
-            self.answered["database" if found is None else "index"] += 1
-        return found
-
-    def stats(self) -> dict[str, float]:
-        """The built indexes, the memories they hold, and the oldest sync's age (seconds)."""
-        with self._lock:
-            built = [index for index in self._indexes.values() if index.view is not None]
-        now = time.monotonic()
-        return {
-            "workspaces": len(built),
-            "memories": sum(index.size() for index in built),
-            "sync_age_seconds": max((now - index.synced_at for index in built), default=0.0),
-        }
+        return self.consult(workspace_id, lambda index: self.search(conn, index, query))
 
     def search(
         self, conn: Connection[DictRow], index: WorkspaceIndex, query: ScopedQuery
@@ -200,74 +174,3 @@ class LexicalSidecar:
         scored = {row["id"]: float(row["score"]) for row in rows
                   if row["passes"] and row["score"] is not None}  # fmt: skip
         return top_scored(scored, limit)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout=10)
-
-    def _start(self) -> None:
-        """Start the background thread (called under the lock)."""
-        if self._thread is None and not self._stop.is_set():
-            self._thread = threading.Thread(
-                target=self._run, name="kioku-lexical-index", daemon=True
-            )
-            self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._build_wanted()
-            for index in list(self._indexes.values()):
-                if self._stop.is_set():
-                    return
-                if index.view is None:
-                    continue
-                try:
-                    index.sync(self.db)
-                except Exception:  # the next round retries; the GIN leg answers meanwhile
-                    log.exception("syncing the lexical index of %s", index.workspace_id)
-                if len(index.ids) > 2 * index.size() + REBUILD_SLACK:
-                    self._rebuild(index)
-            self._wake.wait(self.interval)
-            self._wake.clear()
-
-    def _rebuild(self, old: WorkspaceIndex) -> None:
-        """Replace an index whose rows are mostly dead (every edit adds a row, and ``ids``
-        never shrinks) with a new build; the old one answers until then."""
-        try:
-            index = WorkspaceIndex(old.workspace_id)
-            index.build(self.db, self._stop)
-        except BuildStopped:
-            return
-        except Exception:
-            log.exception("rebuilding the lexical index of %s", old.workspace_id)
-            return
-        with self._lock:
-            self._indexes[old.workspace_id] = index
-
-    def _build_wanted(self) -> None:
-        while not self._stop.is_set():
-            with self._lock:
-                if not self._wanted:
-                    return
-                workspace_id = self._wanted[0]
-            began = time.perf_counter()
-            try:
-                index = WorkspaceIndex(workspace_id)
-                with self._lock:
-                    self._indexes[workspace_id] = index
-                count = index.build(self.db, self._stop)
-            except BuildStopped:
-                return
-            except Exception:
-                log.exception("building the lexical index of %s", workspace_id)
-                with self._lock:
-                    self._indexes.pop(workspace_id, None)
-                    self._failed[workspace_id] = time.monotonic()
-            else:
-                log.info("lexical index of %s: %d memories in %.1f s", workspace_id, count,
-                         time.perf_counter() - began)  # fmt: skip
-            with self._lock:
-                self._wanted.remove(workspace_id)

@@ -64,10 +64,4 @@ class PostgresStore(
         )
 
     def lexical_index_statistics(self) -> LexicalIndexStatistics:
-        stats = self.lexical_sidecar.stats()
-        return LexicalIndexStatistics(
-            workspaces=int(stats["workspaces"]),
-            memories=int(stats["memories"]),
-            sync_age_seconds=stats["sync_age_seconds"],
-            answered=dict(self.lexical_sidecar.answered),
-        )
+        return self.lexical_sidecar.statistics()

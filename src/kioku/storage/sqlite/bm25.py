@@ -30,6 +30,10 @@ has FTS5's floor idf and is not added (it could only reorder exact ties). What t
 changes: a memory that shares only common terms with the query is not a candidate, and a
 candidate outside the rarer terms' best ``RESCORE_WINDOW`` is not rescored. Below
 ``CUTOFF_MIN_ROWS`` rows, or within the budget, FTS5 ranks the whole table.
+
+From ``KIOKU_LEXICAL_INDEX_MIN`` rows (50,000 by default) a search takes its candidates from
+a tantivy index instead (``lexical_sidecar.py``) and ``rescore`` scores them: FTS5 then ranks
+only while that index is built, or for a filter it cannot answer.
 """
 
 from __future__ import annotations

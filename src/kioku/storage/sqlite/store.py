@@ -1,5 +1,5 @@
 """``SQLiteStore``: the ``Store`` protocol on one SQLite file (WAL) + FTS5 (a table per
-workspace) + the vector cache."""
+workspace) + the vector cache + the lexical index of large workspaces (``lexical_sidecar``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kioku.storage.migrations import upgrade_database
+from kioku.storage.records import LexicalIndexStatistics
 from kioku.storage.shared.areas import SharedAreas
 from kioku.storage.shared.database import Database
 from kioku.storage.shared.graph import GraphStore
@@ -16,6 +17,7 @@ from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.dialect import SQLiteSql
 from kioku.storage.sqlite.jobs import SQLiteJobArea
 from kioku.storage.sqlite.lexical import drain_deletions
+from kioku.storage.sqlite.lexical_sidecar import MIN_MEMORIES, LexicalSidecar
 from kioku.storage.sqlite.lexicon import SQLiteLexicon
 from kioku.storage.sqlite.sleep import SQLiteSleepArea
 from kioku.storage.sqlite.vectors import SQLiteVectorArea
@@ -41,8 +43,11 @@ class SQLiteStore(
         index_dir: Path | None = None,
         exact_max: int | None = None,
         background_graphs: bool = True,
+        lexical_index_min: int = MIN_MEMORIES,
     ) -> None:
-        """``exact_max`` and ``background_graphs``: see ``VectorIndexCache``."""
+        """``exact_max`` and ``background_graphs``: see ``VectorIndexCache``;
+        ``lexical_index_min``: the workspace size from which the lexical leg takes its
+        candidates from this process's tantivy index (``lexical_sidecar``; 0: never)."""
         self.path = path
         self.url = f"sqlite:///{path}"
         upgrade_database(self.url)  # creates the file 0600 first (storage/private_files.py)
@@ -55,16 +60,18 @@ class SQLiteStore(
             background=background_graphs,
         )
         self.term_counts = DocumentFrequencies()
+        self.lexical_sidecar = LexicalSidecar(self.db, lexical_index_min)
 
     def close(self) -> None:
+        self.lexical_sidecar.close()
         self.index.flush()
         self.db.close()
 
     def pool_statistics(self) -> None:
         return None  # one connection per thread, no pool
 
-    def lexical_index_statistics(self) -> None:
-        return None  # FTS5 answers every lexical search
+    def lexical_index_statistics(self) -> LexicalIndexStatistics:
+        return self.lexical_sidecar.statistics()
 
     def _vectors_removed(self, context_id: str, generation: int, memory_ids: Sequence[str]) -> None:
         self.index.apply(context_id, generation, removals=list(memory_ids))

@@ -21,6 +21,7 @@ from kioku.storage.sqlite.bm25 import (
     Ranked,
     rank_rows,
     rescore,
+    table_averages,
 )
 from kioku.storage.sqlite.codec import (
     decode_vector,
@@ -30,6 +31,7 @@ from kioku.storage.sqlite.connection import SQLiteDatabase
 from kioku.storage.sqlite.dialect import ID_CHUNK
 from kioku.storage.sqlite.filters import chunked, filter_sql, placeholders
 from kioku.storage.sqlite.lexical import is_missing_table, lexical_table
+from kioku.storage.sqlite.lexical_sidecar import LexicalSidecar
 from kioku.storage.vector_index import VectorIndexCache
 
 
@@ -79,6 +81,7 @@ class SQLiteVectorArea(SearchLegs, EmbeddingStore):
     db: SQLiteDatabase
     index: VectorIndexCache
     term_counts: DocumentFrequencies
+    lexical_sidecar: LexicalSidecar
 
     # ------------------------------------------------------------ search legs
 
@@ -91,8 +94,14 @@ class SQLiteVectorArea(SearchLegs, EmbeddingStore):
         # are this tenant's only. Rank in FTS5 alone first (joining every match to its row
         # costs more than ranking), then keep the best hits in the searched contexts and
         # filter; widen the window until enough survive. Big tables rank with a common-terms
-        # cutoff (see bm25.py). The hits kept are re-scored with kioku's BM25 constants.
+        # cutoff (see bm25.py). The hits kept are re-scored with kioku's BM25 constants. A
+        # large workspace's candidates come from its tantivy index (lexical_sidecar.py).
         table = lexical_table(workspace_id)
+        rows, _ = table_averages(conn, table)
+        if self.lexical_sidecar.applies(rows, flt):
+            found = self.lexical_sidecar.answer(scope, terms, self.term_counts)
+            if found is not None:
+                return found
         window = limit * 4
         read: dict[int, str] = {}  # rows' tokens, read once for both scorings
         while True:

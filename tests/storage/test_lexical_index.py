@@ -1,7 +1,8 @@
-"""The lexical leg's tantivy index of a large scope (``storage/postgres/lexical_sidecar.py``)
-on a real PostgreSQL: the same answers as the GIN leg, every write searchable the moment it
-commits, deletions (soft and outright) never answered, and the GIN leg wherever the index
-cannot answer. The tests lower the scope size from which it answers to 1."""
+"""The lexical leg's tantivy index of a large scope (``storage/shared/lexical_sidecar.py``) on
+both backends, a real SQLite file and a real PostgreSQL: the same answers as the database's
+own leg (FTS5, GIN), every write searchable the moment it commits (from this process or
+another), deletions (soft and outright) never answered, and the database's leg wherever the
+index cannot answer. The tests lower the scope size from which it answers to 1."""
 
 from __future__ import annotations
 
@@ -15,12 +16,22 @@ import pytest
 
 from kioku.api.metrics import _LexicalIndexCollector
 from kioku.service.health import HealthService
+from kioku.storage import open_store
 from kioku.storage.postgres import PostgresStore
-from kioku.storage.postgres import lexical_sidecar as sidecar_module
+from kioku.storage.postgres import lexical_sidecar as pg_sidecar
 from kioku.storage.postgres import search as pg_search
-from kioku.storage.postgres.lexical_sidecar import LexicalSidecar, ScopedQuery
 from kioku.storage.records import MemoryChanges, MemoryFilter
+from kioku.storage.shared import lexical_sidecar as shared_sidecar
+from kioku.storage.shared.lexical_index import WorkspaceIndex
+from kioku.storage.sqlite import SQLiteStore
+from kioku.storage.sqlite import lexical_sidecar as sqlite_sidecar
+from kioku.storage.sqlite import vectors as sqlite_vectors
+from kioku.storage.sqlite.bm25 import rescore
+from kioku.storage.sqlite.filters import filter_sql
+from kioku.storage.sqlite.lexical import lexical_table
 from tests.storage.test_contract import T0, new_context, new_memory
+
+Indexed = SQLiteStore | PostgresStore
 
 LIVE = MemoryFilter()
 WORDS = [f"w{i}" for i in range(400)] + ["東京", "会議", "long" * 200]
@@ -33,15 +44,26 @@ def _zipf_text(rng: random.Random) -> str:
     return " ".join(rng.choices(WORDS, weights=weights, k=rng.randint(3, 20)))
 
 
+def _sidecar(store: Indexed, min_memories: int, interval: float = NEVER_SYNCS):
+    """A new sidecar of ``store``'s own kind."""
+    if isinstance(store, SQLiteStore):
+        return sqlite_sidecar.LexicalSidecar(store.db, min_memories, interval)
+    return pg_sidecar.LexicalSidecar(store.db, min_memories, interval)
+
+
+def _swap_sidecar(store: Indexed, min_memories: int, interval: float = NEVER_SYNCS) -> None:
+    store.lexical_sidecar.close()
+    store.lexical_sidecar = _sidecar(store, min_memories, interval)  # type: ignore[assignment]
+
+
 @pytest.fixture
-def indexed(pg: PostgresStore) -> Iterator[PostgresStore]:
-    """``pg`` whose lexical index answers from one memory on, never syncing by itself."""
-    pg.lexical_sidecar.close()
-    pg.lexical_sidecar = LexicalSidecar(pg.db, 1, interval=NEVER_SYNCS)
-    yield pg
+def indexed(store: Indexed) -> Iterator[Indexed]:
+    """``store`` whose lexical index answers from one memory on, never syncing by itself."""
+    _swap_sidecar(store, 1)
+    yield store
 
 
-def _corpus(pg: PostgresStore) -> tuple[str, str, str]:
+def _corpus(pg: Indexed) -> tuple[str, str, str]:
     ws = pg.ensure_workspace("alpha").id
     first, second = new_context(pg, ws, "first").id, new_context(pg, ws, "second").id
     rng = random.Random(7)
@@ -51,27 +73,70 @@ def _corpus(pg: PostgresStore) -> tuple[str, str, str]:
     return ws, first, second
 
 
-def _gin(pg: PostgresStore, ws: str, contexts: list[str], terms: list[str], flt: MemoryFilter,
+def _gin(pg: Indexed, ws: str, contexts: list[str], terms: list[str], flt: MemoryFilter,
          limit: int) -> list[tuple[str, float]]:  # fmt: skip
-    """The GIN leg's answer (the index turned off for this call)."""
-    sidecar, pg.lexical_sidecar = pg.lexical_sidecar, LexicalSidecar(pg.db, 0)
+    """The database's own leg's answer (GIN, FTS5; the index turned off for this call)."""
+    sidecar, pg.lexical_sidecar = pg.lexical_sidecar, _sidecar(pg, 0)  # type: ignore[assignment]
     try:
         return [(h.memory_id, h.score) for h in pg.lexical_search(ws, contexts, terms, flt, limit)]
     finally:
-        pg.lexical_sidecar = sidecar
+        pg.lexical_sidecar = sidecar  # type: ignore[assignment]
+
+
+def _exact(store: Indexed, ws: str, contexts: list[str], terms: list[str], flt: MemoryFilter,
+           limit: int) -> list[tuple[str, float]]:  # fmt: skip
+    """Exact BM25's top ``limit``: PostgreSQL's GIN leg is exact; SQLite's FTS5 leg re-scores
+    only FTS5's best few, so every row holding a term is scored here (``bm25.rescore``)."""
+    if isinstance(store, PostgresStore):
+        return _gin(store, ws, contexts, terms, flt, limit)
+    conn, table = store.db.connection(), lexical_table(ws)
+    match = " OR ".join(f'"{term}"' for term in terms)
+    seqs = [row[0] for row in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
+                                           (match,))]  # fmt: skip
+    where, params = filter_sql(ws, contexts, flt)
+    ids = dict(conn.execute(f"SELECT m.seq, m.id FROM memories m WHERE {where}", params).fetchall())
+    scores = rescore(conn, table, seqs, terms, store.term_counts)
+    hits = sorted((-score, ids[seq]) for seq, score in scores.items() if seq in ids and score > 0)
+    return [(memory_id, -negative) for negative, memory_id in hits[:limit]]
+
+
+def _key(store: Indexed, memory_id: str) -> str:
+    """The index's key of a memory: its id on PostgreSQL, its ``seq`` on SQLite."""
+    if isinstance(store, SQLiteStore):
+        found = (
+            store.db.connection()
+            .execute("SELECT seq FROM memories WHERE id = ?", (memory_id,))
+            .fetchone()
+        )
+        assert found is not None
+        return str(found[0])
+    return memory_id
+
+
+def _top(store: Indexed, index: WorkspaceIndex, terms: list[str], context: str) -> list[str]:
+    """The memory ids the index proposes (keys mapped back to ids)."""
+    assert index.view is not None
+    keys = index.top(index.view, terms, [context], 10)
+    if isinstance(store, PostgresStore):
+        return keys
+    conn = store.db.connection()
+    return [conn.execute("SELECT id FROM memories WHERE seq = ?", (int(key),)).fetchone()[0]
+            for key in keys]  # fmt: skip
 
 
 def _index_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the GIN leg's scoring fail: an answer then came from the index."""
+    """Make the database's own leg fail (GIN's scoring, FTS5's ranking): an answer then came
+    from the index."""
 
     def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the GIN leg answered")
+        raise AssertionError("the database's own leg answered")
 
     monkeypatch.setattr(pg_search, "LexicalScoring", refuse)
+    monkeypatch.setattr(sqlite_vectors, "rank_rows", refuse)
 
 
-def test_the_index_answers_as_the_gin_leg(
-    indexed: PostgresStore, monkeypatch: pytest.MonkeyPatch
+def test_the_index_answers_as_the_databases_own_leg(
+    indexed: Indexed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws, first, second = _corpus(indexed)
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
@@ -79,7 +144,7 @@ def test_the_index_answers_as_the_gin_leg(
     queries = [rng.sample(WORDS, rng.randint(1, 4)) for _ in range(40)]
     queries += [["w0", "w1"], ["東京", "会議"], ["long" * 200, "w5"], ["absent"]]
     expected = {
-        (i, tuple(scope)): _gin(indexed, ws, scope, terms, LIVE, 10)
+        (i, tuple(scope)): _exact(indexed, ws, scope, terms, LIVE, 10)
         for i, terms in enumerate(queries)
         for scope in ([first], [first, second])
     }
@@ -94,7 +159,7 @@ def test_the_index_answers_as_the_gin_leg(
 
 
 def test_a_write_is_found_before_any_sync(
-    indexed: PostgresStore, monkeypatch: pytest.MonkeyPatch
+    indexed: Indexed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws, first, _ = _corpus(indexed)
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
@@ -113,14 +178,14 @@ def test_a_write_is_found_before_any_sync(
     assert indexed.lexical_search(ws, [first], ["wombat"], LIVE, 10) == []
 
 
-def test_another_replicas_write_is_found_at_once(
-    indexed: PostgresStore, postgres_database: str, monkeypatch: pytest.MonkeyPatch
+def test_another_processs_write_is_found_at_once(
+    indexed: Indexed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two stores on one database stand for two replicas: each keeps its own index, and a
-    write through one is answered by the other's index before either syncs."""
+    """Two stores on one database stand for two processes (replicas): each keeps its own
+    index, and a write through one is answered by the other's index before either syncs."""
     ws, first, _ = _corpus(indexed)
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
-    other = PostgresStore(postgres_database, lexical_index_min=1)
+    other = open_store(indexed.url, lexical_index_min=1)
     try:
         new = new_memory(first, "elsewhere", tokens="bilby w0")
         other.insert_memories(ws, [new])
@@ -133,7 +198,7 @@ def test_another_replicas_write_is_found_at_once(
         other.close()
 
 
-def test_a_sync_moves_the_horizon_and_indexes_the_change(indexed: PostgresStore) -> None:
+def test_a_sync_moves_the_horizon_and_indexes_the_change(indexed: Indexed) -> None:
     ws, first, _ = _corpus(indexed)
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
     index = indexed.lexical_sidecar.ready(ws)
@@ -143,21 +208,21 @@ def test_a_sync_moves_the_horizon_and_indexes_the_change(indexed: PostgresStore)
     new = new_memory(first, "fresh", tokens="quokka")
     indexed.insert_memories(ws, [new])
     view = index.view
-    assert index.top(view, ["quokka"], [first], 10) == []  # not in the index yet
-    assert index.sync(indexed.db) == 1
+    assert _top(indexed, index, ["quokka"], first) == []  # not in the index yet
+    assert index.sync() == 1
     view = index.view
     assert view.horizon > horizon
-    assert index.top(view, ["quokka"], [first], 10) == [new.id]
+    assert _top(indexed, index, ["quokka"], first) == [new.id]
     assert index.size() == before + 1
-    assert index.sync(indexed.db) == 0  # nothing changed since
+    assert index.sync() == 0  # nothing changed since
     assert indexed.soft_delete_memory(ws, new.id, T0)
-    assert index.sync(indexed.db) == 1
-    assert index.top(index.view, ["quokka"], [first], 10) == []
+    assert index.sync() == 1
+    assert _top(indexed, index, ["quokka"], first) == []
     assert index.size() == before
 
 
 def test_a_memory_deleted_outright_is_never_answered_and_leaves_the_index(
-    indexed: PostgresStore,
+    indexed: Indexed,
 ) -> None:
     ws, first, _ = _corpus(indexed)
     gone = new_memory(first, "gone", tokens="platypus")
@@ -165,21 +230,21 @@ def test_a_memory_deleted_outright_is_never_answered_and_leaves_the_index(
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
     index = indexed.lexical_sidecar.ready(ws)
     assert index is not None and index.view is not None
-    assert index.top(index.view, ["platypus"], [first], 10) == [gone.id]
+    assert _top(indexed, index, ["platypus"], first) == [gone.id]
     assert indexed.purge_memory(ws, gone.id)
     assert indexed.lexical_search(ws, [first], ["platypus"], LIVE, 10) == []
-    index.sync(indexed.db)  # the search reported it gone
-    assert index.top(index.view, ["platypus"], [first], 10) == []
-    # An id reported gone but written again before the sync stays (the sync re-reads it).
+    index.sync()  # the search reported it gone
+    assert _top(indexed, index, ["platypus"], first) == []
+    # A key reported gone but written again before the sync stays (the sync re-reads it).
     back = new_memory(first, "back", tokens="wallaby")
     indexed.insert_memories(ws, [back])
-    index.sync(indexed.db)
-    index.forget([back.id])
-    index.sync(indexed.db)
-    assert index.top(index.view, ["wallaby"], [first], 10) == [back.id]
+    index.sync()
+    index.forget([_key(indexed, back.id)])
+    index.sync()
+    assert _top(indexed, index, ["wallaby"], first) == [back.id]
 
 
-def test_another_workspace_is_never_proposed(indexed: PostgresStore) -> None:
+def test_another_workspace_is_never_proposed(indexed: Indexed) -> None:
     ws, first, _ = _corpus(indexed)
     other = indexed.ensure_workspace("beta").id
     theirs = new_context(indexed, other, "first").id
@@ -192,21 +257,21 @@ def test_another_workspace_is_never_proposed(indexed: PostgresStore) -> None:
     assert indexed.lexical_search(ws, [theirs], ["secret"], LIVE, 10) == []
 
 
-def test_a_narrowing_filter_goes_to_the_gin_leg(indexed: PostgresStore) -> None:
+def test_a_narrowing_filter_goes_to_the_databases_own_leg(indexed: Indexed) -> None:
     ws, first, _ = _corpus(indexed)
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
     narrowing = MemoryFilter(tags_any=["x"])
     assert not indexed.lexical_sidecar.applies(10**6, narrowing)
     assert not indexed.lexical_sidecar.applies(10**6, MemoryFilter(include_deleted=True))
     assert indexed.lexical_sidecar.applies(1, LIVE)
-    assert not LexicalSidecar(indexed.db, 0).applies(10**6, LIVE)
+    assert not _sidecar(indexed, 0).applies(10**6, LIVE)
     found = [(h.memory_id, h.score)
              for h in indexed.lexical_search(ws, [first], ["w3", "w9"], narrowing, 10)]  # fmt: skip
     assert found == _gin(indexed, ws, [first], ["w3", "w9"], narrowing, 10)
 
 
 def test_the_index_holds_the_trust_tier_and_sees_it_change(
-    indexed: PostgresStore, monkeypatch: pytest.MonkeyPatch
+    indexed: Indexed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws, first, second = _corpus(indexed)
     outside = [new_memory(second, f"x{i}", tokens="w1 w2 w3", trust_tier="external")
@@ -217,7 +282,7 @@ def test_the_index_holds_the_trust_tier_and_sees_it_change(
     assert indexed.lexical_sidecar.applies(10**6, trusted)
     scope = [first, second]
     expected = [
-        _gin(indexed, ws, scope, ["w1", "w2", "w3"], flt, 10) for flt in (trusted, external)
+        _exact(indexed, ws, scope, ["w1", "w2", "w3"], flt, 10) for flt in (trusted, external)
     ]
     assert {memory_id for memory_id, _ in expected[1]} <= {row.id for row in outside}
     _index_only(monkeypatch)
@@ -232,67 +297,88 @@ def test_the_index_holds_the_trust_tier_and_sees_it_change(
     assert len(indexed.lexical_search(ws, [first], ["w1"], external, 10)) == 10
 
 
-def test_too_many_changes_since_the_horizon_go_to_the_gin_leg(
-    indexed: PostgresStore, monkeypatch: pytest.MonkeyPatch
+def test_too_many_changes_since_the_horizon_go_to_the_database(
+    indexed: Indexed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws, first, _ = _corpus(indexed)
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
-    monkeypatch.setattr(sidecar_module, "FRESH_MAX", 2)
+    monkeypatch.setattr(pg_sidecar, "FRESH_MAX", 2)
+    monkeypatch.setattr(sqlite_sidecar, "FRESH_MAX", 2)
     fresh = [new_memory(first, f"n{i}", tokens=f"numbat w{i}") for i in range(3)]
     indexed.insert_memories(ws, fresh)
+    answered = dict(indexed.lexical_sidecar.answered)
+    found = indexed.lexical_search(ws, [first], ["numbat"], LIVE, 10)
+    assert sorted(h.memory_id for h in found) == sorted(row.id for row in fresh)
+    assert indexed.lexical_sidecar.answered == {**answered, "database": answered["database"] + 1}
+    indexed.lexical_search(ws, [first], ["numbat"], LIVE, 10)
+    assert indexed.lexical_sidecar.answered["index"] == answered["index"]  # still the database
     index = indexed.lexical_sidecar.ready(ws)
     assert index is not None
-    with indexed.db.transaction(ws) as conn:
-        query = ScopedQuery([first], ["numbat"], [1.0], 10.0, "TRUE", [], 10)
-        assert indexed.lexical_sidecar.search(conn, index, query) is None
+    index.sync()  # caught up: the index answers again
+    _index_only(monkeypatch)
     found = indexed.lexical_search(ws, [first], ["numbat"], LIVE, 10)
     assert sorted(h.memory_id for h in found) == sorted(row.id for row in fresh)
 
 
-def test_the_background_thread_builds_and_syncs(pg: PostgresStore) -> None:
-    pg.lexical_sidecar.close()
-    pg.lexical_sidecar = LexicalSidecar(pg.db, 1, interval=0.05)
+def test_the_background_thread_builds_and_syncs(store: Indexed) -> None:
+    pg = store
+    _swap_sidecar(pg, 1, interval=0.05)
     ws, first, _ = _corpus(pg)
-    assert pg.lexical_search(ws, [first], ["w1"], LIVE, 5)  # the GIN leg, queueing the build
+    assert pg.lexical_search(ws, [first], ["w1"], LIVE, 5)  # the database's leg, queueing the build
     assert pg.lexical_sidecar.wait_ready(ws, timeout=60)
     index = pg.lexical_sidecar.ready(ws)
     assert index is not None and index.view is not None
     horizon = index.view.horizon
     pg.insert_memories(ws, [new_memory(first, "late", tokens="echidna")])
     for _ in range(200):
-        if index.view.horizon > horizon and index.top(index.view, ["echidna"], [first], 5):
+        if index.view.horizon > horizon and _top(pg, index, ["echidna"], first):
             break
         time.sleep(0.05)
-    assert len(index.top(index.view, ["echidna"], [first], 5)) == 1
+    assert len(_top(pg, index, ["echidna"], first)) == 1
 
 
-def test_lexical_xid_names_the_last_change_of_the_searchable_text(pg: PostgresStore) -> None:
-    ws = pg.ensure_workspace("alpha").id
-    ctx = new_context(pg, ws, "c").id
+def _stamp(store: Indexed, ws: str, memory_id: str) -> int:
+    """The memory's change stamp: PostgreSQL's ``lexical_xid``, SQLite's ``lexical_change``."""
+    if isinstance(store, SQLiteStore):
+        found = (
+            store.db.connection()
+            .execute(
+                "SELECT lexical_change FROM memories WHERE workspace_id = ? AND id = ?",
+                (ws, memory_id),
+            )
+            .fetchone()
+        )
+        assert found is not None and found[0] is not None
+        return int(found[0])
+    with store.db.transaction(ws) as conn:
+        found = conn.execute(
+            "SELECT lexical_xid::text AS x FROM memories WHERE workspace_id = %s AND id = %s",
+            (ws, memory_id),
+        ).fetchone()
+    assert found is not None and found["x"] is not None
+    return int(found["x"])
+
+
+def test_the_stamp_names_the_last_change_of_what_the_index_holds(store: Indexed) -> None:
+    ws = store.ensure_workspace("alpha").id
+    ctx = new_context(store, ws, "c").id
     row = new_memory(ctx, "m", tokens="alpha beta")
-    pg.insert_memories(ws, [row])
-
-    def xid() -> int:
-        with pg.db.transaction(ws) as conn:
-            found = conn.execute(
-                "SELECT lexical_xid::text AS x FROM memories WHERE workspace_id = %s AND id = %s",
-                (ws, row.id),
-            ).fetchone()
-        assert found is not None and found["x"] is not None
-        return int(found["x"])
-
-    inserted = xid()
-    pg.record_access(ws, row.id, T0)
-    pg.update_memory(ws, row.id, MemoryChanges(values={"importance": 0.9}), T0)
-    assert xid() == inserted  # nothing the index holds changed
-    pg.update_memory(ws, row.id, MemoryChanges(lexical_tokens="gamma"), T0)
-    edited = xid()
+    store.insert_memories(ws, [row])
+    inserted = _stamp(store, ws, row.id)
+    store.record_access(ws, row.id, T0)
+    store.update_memory(ws, row.id, MemoryChanges(values={"importance": 0.9}), T0)
+    assert _stamp(store, ws, row.id) == inserted  # nothing the index holds changed
+    store.update_memory(ws, row.id, MemoryChanges(lexical_tokens="gamma"), T0)
+    edited = _stamp(store, ws, row.id)
     assert edited > inserted
-    assert pg.soft_delete_memory(ws, row.id, T0)
-    assert xid() > edited
+    store.update_context(ws, ctx, {"trust_tier": "external"}, T0)
+    tiered = _stamp(store, ws, row.id)
+    assert tiered > edited
+    assert store.soft_delete_memory(ws, row.id, T0)
+    assert _stamp(store, ws, row.id) > tiered
 
 
-def test_metrics_report_the_indexes_and_who_answered(indexed: PostgresStore) -> None:
+def test_metrics_report_the_indexes_and_who_answered(indexed: Indexed) -> None:
     ws, first, _ = _corpus(indexed)
     health = HealthService(indexed)
     collector = _LexicalIndexCollector(lambda: SimpleNamespace(health=health))  # type: ignore[arg-type, return-value]
@@ -302,7 +388,7 @@ def test_metrics_report_the_indexes_and_who_answered(indexed: PostgresStore) -> 
                 for metric in collector.collect() for sample in metric.samples}  # fmt: skip
 
     assert scraped()[("kioku_lexical_index_workspaces", ())] == 0
-    indexed.lexical_search(ws, [first], ["w1"], LIVE, 5)  # queues the build: the GIN leg answers
+    indexed.lexical_search(ws, [first], ["w1"], LIVE, 5)  # queues the build: the database answers
     assert indexed.lexical_sidecar.wait_ready(ws, timeout=60)
     indexed.lexical_search(ws, [first], ["w1"], LIVE, 5)
     indexed.lexical_search(ws, [first], ["w1"], MemoryFilter(tags_any=["x"]), 5)  # not counted
@@ -315,36 +401,36 @@ def test_metrics_report_the_indexes_and_who_answered(indexed: PostgresStore) -> 
 
 
 def test_an_index_of_mostly_dead_rows_is_rebuilt(
-    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+    store: Indexed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pg.lexical_sidecar.close()
-    pg.lexical_sidecar = LexicalSidecar(pg.db, 1, interval=0.05)
+    pg = store
+    _swap_sidecar(pg, 1, interval=0.05)
     ws, first, _ = _corpus(pg)
     assert pg.lexical_sidecar.wait_ready(ws, timeout=60)
     built = pg.lexical_sidecar.ready(ws)
     row = new_memory(first, "edited", tokens="dingo")
     pg.insert_memories(ws, [row])
     pg.update_memory(ws, row.id, MemoryChanges(lexical_tokens="kookaburra"), T0)
-    monkeypatch.setattr(sidecar_module, "REBUILD_SLACK", -(10**9))  # every index is bloated
+    monkeypatch.setattr(shared_sidecar, "REBUILD_SLACK", -(10**9))  # every index is bloated
     for _ in range(400):
         if pg.lexical_sidecar.ready(ws) is not built:
             break
         time.sleep(0.05)
     rebuilt = pg.lexical_sidecar.ready(ws)
     assert rebuilt is not None and rebuilt is not built and rebuilt.view is not None
-    assert rebuilt.top(rebuilt.view, ["kookaburra"], [first], 5) == [row.id]
-    assert rebuilt.top(rebuilt.view, ["dingo"], [first], 5) == []
+    assert _top(pg, rebuilt, ["kookaburra"], first) == [row.id]
+    assert _top(pg, rebuilt, ["dingo"], first) == []
     assert len(rebuilt.ids) == rebuilt.size() == 1501
 
 
-def test_without_tantivy_the_gin_leg_answers(
-    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_without_tantivy_the_database_answers(
+    store: Indexed, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "tantivy" else real(name, *a)
     )
-    sidecar = LexicalSidecar(pg.db, 1)
+    sidecar = _sidecar(store, 1)
     assert sidecar.min_memories == 0 and not sidecar.applies(10**6, LIVE)
     assert "tantivy package is missing" in caplog.text
-    assert LexicalSidecar(pg.db, 0).min_memories == 0
+    assert _sidecar(store, 0).min_memories == 0

@@ -1,27 +1,29 @@
-"""One workspace's memories in a tantivy index held by this replica: where the PostgreSQL
-lexical leg finds its candidates in a large scope (``lexical_sidecar.py``).
+"""One workspace's memories in a tantivy index held by this process: where a lexical leg finds
+its candidates in a large scope (``shared/lexical_sidecar.py``; PostgreSQL's and SQLite's legs
+each score them exactly: ``postgres/lexical_sidecar.py``, ``sqlite/lexical_sidecar.py``).
 
-At a million memories the GIN index makes the leg read every posting of the query's common
-words; tantivy's block-max WAND reads a few of them (docs/benchmarks-postgres-scale.md, "A
-tantivy sidecar"). The index only proposes memories: PostgreSQL scores them exactly, so what
+At a million memories PostgreSQL's GIN index makes the leg read every posting of the query's
+common words, and SQLite's FTS5 computes ``bm25()`` for every row holding a term; tantivy's
+block-max WAND reads a few of them (docs/benchmarks-postgres-scale.md, "A tantivy sidecar";
+docs/scaling.md). The index only proposes memories: the database scores them exactly, so what
 this index holds may lag the database without changing a score.
 
-What it holds: each live memory of the workspace as one document, its ``lexical_tokens``
-repeated tf times (kioku's tokens, already normalised, split on spaces: tantivy's BM25 then
-counts the same tf and length), its context and trust tier (raw terms, to search some
-contexts or one tier only) and its id (a raw term, to delete it), plus a ``row`` fast
-field: the position of its id in ``ids`` (reading a number per hit is far cheaper than a
-stored text).
+What it holds: each live memory of the workspace as one document, its lexical tokens repeated
+tf times (kioku's tokens, already normalised, split on spaces: tantivy's BM25 then counts the
+same tf and length), its context and trust tier (raw terms, to search some contexts or one tier
+only) and its key (a raw term, to delete it: the memory id on PostgreSQL, its ``seq`` on
+SQLite), plus a ``row`` fast field: the position of its key in ``ids`` (reading a number per
+hit is far cheaper than a stored text).
 
-How it keeps up (``horizon``): it is built, then synced, from one REPEATABLE READ snapshot at
-a time, remembering that snapshot's ``pg_snapshot_xmin`` (every transaction below it had
-ended). A sync reads the memories whose ``lexical_xid`` (migration 0017: the transaction
-that last changed their searchable text) is at or above the previous horizon. Any memory
-whose current row differs from what the index holds therefore has ``lexical_xid >= horizon``,
-which a search reads from the database (``lexical_sidecar``). A memory deleted outright
-(``DELETE``, not a soft delete) leaves no row to read: the search reports the ids it proposed
-and the database no longer has (``forget``), and the next sync deletes them (re-reading each
-by id, so an id written again in the meantime stays).
+How it keeps up (``horizon``): it is built, then synced, from one consistent snapshot at a
+time (``IndexSource``), remembering that snapshot's horizon: a number every later change to a
+memory's searchable text, context, tier or liveness exceeds (PostgreSQL: ``pg_snapshot_xmin``
+against ``lexical_xid``, migration 0017; SQLite: a clock against ``lexical_change``, migration
+0020). A sync reads the memories changed since the previous horizon. Any memory whose current
+row differs from what the index holds is therefore changed since the horizon, which a search
+reads from the database. A memory deleted outright leaves no row to read: the search reports
+the keys it proposed and the database no longer has (``forget``), and the next sync deletes
+them (re-reading each, so a key written again in the meantime stays).
 """
 
 from __future__ import annotations
@@ -29,27 +31,42 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from itertools import chain
-from typing import Any
-
-from kioku.storage.postgres.connection import PostgresDatabase
+from typing import Any, Protocol
 
 SPACE = "\x1f"
-"""Stands for the space inside a digest lexeme (``codec.lexeme``): tantivy splits on spaces."""
+"""Stands for the space inside a digest lexeme (``postgres/codec.lexeme``): tantivy splits on
+spaces."""
 WRITER_HEAP = 50_000_000
 """The index writer's memory budget (bytes) before it flushes a segment."""
-_BODY = (
-    "coalesce((SELECT string_agg(repeat(replace(u.lexeme, ' ', chr(31)) || ' ', "
-    "greatest(cardinality(u.positions), 1)), '') FROM unnest(m.lexical_tokens) u), '')"
-)
-"""A memory's tokens as the index's text: each lexeme tf times (as the leg counts tf)."""
-_HORIZON = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon"
-_SYNCED = (
-    "SELECT m.id, m.context_id, m.trust_tier, m.deleted_at IS NULL AS live, "
-    f"{_BODY} AS body FROM memories m WHERE m.workspace_id = %s AND"
-)
-"""A sync's read of rows (the condition follows): what ``_add`` needs, and liveness."""
+
+IndexedRow = Mapping[str, Any]
+"""A memory as the index reads it: ``key``, ``context_id``, ``trust_tier``, ``body`` (its
+tokens, space-separated, each tf times) and ``live`` (not soft-deleted)."""
+
+
+class Snapshot(Protocol):
+    """One consistent read of a workspace's memories."""
+
+    horizon: int
+    """Every change this snapshot does not see has a greater stamp than this."""
+
+    def live(self) -> Iterable[IndexedRow]:
+        """Every live memory of the workspace."""
+        ...
+
+    def changed(self, since: int, named: Sequence[str]) -> Iterable[IndexedRow]:
+        """The memories keyed ``named`` whose last change the horizon ``since`` covers, then
+        every memory changed after it (soft-deleted ones too: ``live`` false), oldest change
+        first."""
+        ...
+
+
+class IndexSource(Protocol):
+    """Where an index reads a workspace: a backend's database."""
+
+    def snapshot(self, workspace_id: str) -> AbstractContextManager[Snapshot]: ...
 
 
 class BuildStopped(Exception):
@@ -74,11 +91,12 @@ class WorkspaceIndex:
     """The index of one workspace. ``build`` and ``sync`` run on one thread (the sidecar's);
     ``top``, ``view`` and ``forget`` from any thread."""
 
-    def __init__(self, workspace_id: str) -> None:
-        import tantivy  # lazily: only a PostgreSQL deployment with a large scope needs it
+    def __init__(self, workspace_id: str, source: IndexSource) -> None:
+        import tantivy  # lazily: only a large scope needs it
 
         self._tantivy = tantivy
         self.workspace_id = workspace_id
+        self.source = source
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
         builder.add_text_field("context", tokenizer_name="raw", index_option="basic")
@@ -89,7 +107,7 @@ class WorkspaceIndex:
         self._index = tantivy.Index(self._schema)  # in memory (with ids: ~260 MiB at 1M)
         self._writer: Any = None
         self.ids: list[str] = []
-        """The memory id of each ``row`` (append-only: an edited memory gets a new row)."""
+        """The key of each ``row`` (append-only: an edited memory gets a new row)."""
         self.view: IndexView | None = None
         self.synced_at = 0.0
         """When the view last caught up with the database (``time.monotonic``)."""
@@ -102,64 +120,44 @@ class WorkspaceIndex:
         """One sync at a time: tantivy's writer refuses a second thread ("Already borrowed");
         the sidecar's thread syncs on its interval, and a caller (a test) may sync too."""
 
-    def build(self, db: PostgresDatabase, stop: threading.Event | None = None) -> int:
+    def build(self, stop: threading.Event | None = None) -> int:
         """Index every live memory of the workspace (one snapshot); the number indexed.
         ``stop`` set: it gives up (``BuildStopped``), unpublished."""
         self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
-        with db.transaction(self.workspace_id, snapshot=True) as conn:
-            horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
-            cursor = conn.cursor(name="kioku_lexical_index")
-            cursor.itersize = 5000
-            cursor.execute(
-                f"SELECT m.id, m.context_id, m.trust_tier, {_BODY} AS body FROM memories m "
-                "WHERE m.workspace_id = %s AND m.deleted_at IS NULL",
-                (self.workspace_id,),
-            )
+        with self.source.snapshot(self.workspace_id) as snapshot:
             count = 0
-            for row in cursor:
+            for row in snapshot.live():
                 self._add(row)
                 count += 1
                 if stop is not None and count % 5000 == 0 and stop.is_set():
                     raise BuildStopped(self.workspace_id)
-            cursor.close()
+            horizon = snapshot.horizon
         self._publish(horizon)
         return count
 
-    def sync(self, db: PostgresDatabase) -> int:
+    def sync(self) -> int:
         """Apply what changed since the horizon, and re-read the memories ``forget`` named
-        (deleted from the index unless a row with that id is back); the number of rows read."""
+        (deleted from the index unless a row with that key is back); the number of rows read."""
         with self._syncing:
-            return self._sync(db)
+            return self._sync()
 
-    def _sync(self, db: PostgresDatabase) -> int:
+    def _sync(self) -> int:
         view = self.view
         if view is None:
             raise RuntimeError("sync before build")
         with self._lock:
             gone = sorted(self._gone)
         read = 0
-        with db.transaction(self.workspace_id, snapshot=True) as conn:
-            horizon = int(conn.execute(_HORIZON).fetchone()["horizon"])  # type: ignore[index]
-            rows = conn.execute(
-                f"{_SYNCED} m.id = ANY(%s::text[]) "
-                "AND (m.lexical_xid IS NULL OR m.lexical_xid < %s::xid8)",
-                (self.workspace_id, gone, str(view.horizon)),
-            ).fetchall() if gone else []  # fmt: skip
-            cursor = conn.cursor(name="kioku_lexical_sync")  # streamed: a bulk load is large
-            cursor.itersize = 5000
-            cursor.execute(
-                f"{_SYNCED} m.lexical_xid >= %s::xid8 ORDER BY m.lexical_xid",
-                (self.workspace_id, str(view.horizon)),
-            )
-            for memory_id in gone:  # an id written again is added back below
-                self._writer.delete_documents_by_term("id", memory_id)
-            for row in chain(rows, cursor):
+        with self.source.snapshot(self.workspace_id) as snapshot:
+            for key in gone:  # a key written again is added back below
+                self._writer.delete_documents_by_term("id", key)
+            for row in snapshot.changed(view.horizon, gone):
                 # The delete only reaches the documents added before it: the old version.
-                self._writer.delete_documents_by_term("id", row["id"])
+                self._writer.delete_documents_by_term("id", row["key"])
                 if row["live"]:
                     self._add(row)
                 read += 1
-            cursor.close()
+            horizon = snapshot.horizon
         if not read and not gone:  # nothing to commit: the same documents, a newer horizon
             self.view = IndexView(view.searcher, horizon)
             self.synced_at = time.monotonic()
@@ -169,10 +167,10 @@ class WorkspaceIndex:
             self._gone.difference_update(gone)
         return read
 
-    def forget(self, memory_ids: Iterable[str]) -> None:
-        """Ids the database no longer has: deleted from the index at the next sync."""
+    def forget(self, keys: Iterable[str]) -> None:
+        """Keys the database no longer has: deleted from the index at the next sync."""
         with self._lock:
-            self._gone.update(memory_ids)
+            self._gone.update(keys)
 
     def top(
         self,
@@ -182,7 +180,7 @@ class WorkspaceIndex:
         n: int,
         trust_tier: str | None = None,
     ) -> list[str]:
-        """The ids of the best ``n`` memories of ``context_ids`` (and ``trust_tier``, if
+        """The keys of the best ``n`` memories of ``context_ids`` (and ``trust_tier``, if
         given) holding any of ``terms`` (tantivy's BM25 over the whole workspace: a proposal,
         not the leg's score)."""
         tantivy = self._tantivy
@@ -209,14 +207,14 @@ class WorkspaceIndex:
         ids = self.ids  # rows of a view are always below its length: ids grow before a commit
         return [ids[int(row)] for row in rows]
 
-    def _add(self, row: Mapping[str, Any]) -> None:
+    def _add(self, row: IndexedRow) -> None:
         document = self._tantivy.Document(
-            body=row["body"], context=row["context_id"], tier=row["trust_tier"], id=row["id"]
+            body=row["body"], context=row["context_id"], tier=row["trust_tier"], id=row["key"]
         )
         if row["context_id"] not in self.contexts:  # replaced whole: searches read it freely
             self.contexts = self.contexts | {row["context_id"]}
         document.add_unsigned("row", len(self.ids))
-        self.ids.append(row["id"])
+        self.ids.append(row["key"])
         self._writer.add_document(document)
 
     def _publish(self, horizon: int) -> None:
