@@ -27,18 +27,25 @@ class SQLiteDatabase:
         """This thread's connection, opened on first use."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA cache_size = -65536")
+            conn = self.open()
             self._local.conn = conn
-            with self._all_lock:
-                self._all.append(conn)
+        return conn
+
+    def open(self, cache_kib: int = 65536) -> sqlite3.Connection:
+        """A new connection (closed with the others by ``close``), with a page cache of at
+        most ``cache_kib`` KiB: a connection of its own for work that should not grow a
+        thread's cache (the lexical index's reads: ``lexical_sidecar.py``)."""
+        conn = sqlite3.connect(
+            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
+        with self._all_lock:
+            self._all.append(conn)
         return conn
 
     @contextmanager

@@ -26,6 +26,7 @@ narrows by anything but the tier, and when the deleted memories are searched too
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -48,6 +49,8 @@ _ROWS = (
 )
 """A snapshot's read of rows (the condition follows): what the index adds, and liveness (the
 FTS5 content table's ``c0`` is a row's tokens)."""
+CACHE_KIB = 2048
+"""The page cache of the index's own connection (SQLite's default size)."""
 CHANGED_SINCE = (
     "SELECT seq FROM memories WHERE workspace_id = ? AND lexical_change > ? "
     "ORDER BY lexical_change LIMIT ?"
@@ -85,16 +88,27 @@ class _SQLiteSnapshot:
 
 
 class SQLiteIndexSource:
-    """``lexical_index.IndexSource`` on SQLite (a read transaction on the calling thread's
-    connection)."""
+    """``lexical_index.IndexSource`` on SQLite: a read transaction on a connection of its own
+    with a small page cache (``CACHE_KIB``). On the reading thread's own connection, building
+    a 100,000-memory index left that connection's cache (up to 64 MiB) full of rows the server
+    never reads again: 835 MB resident after 201 recalls against 727 without the index."""
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
 
     @contextmanager
     def snapshot(self, workspace_id: str) -> Iterator[_SQLiteSnapshot]:
-        with self.db.read() as conn:
-            yield _SQLiteSnapshot(conn, workspace_id)
+        with self._lock:  # one snapshot at a time on the one connection
+            if self._conn is None:
+                self._conn = self.db.open(cache_kib=CACHE_KIB)
+            conn = self._conn
+            conn.execute("BEGIN")
+            try:
+                yield _SQLiteSnapshot(conn, workspace_id)
+            finally:
+                conn.execute("COMMIT")
 
 
 class LexicalSidecar(shared.LexicalSidecar):
