@@ -1,7 +1,7 @@
 """Which transaction last changed a memory's searchable text (PostgreSQL; SQLite: nothing).
 
 The lexical index a replica keeps beside PostgreSQL for large scopes
-(``storage/postgres/lexical_sidecar.py``) must never miss a memory that changed after it was
+(``storage/postgres/lexical_index.py``) must never miss a memory that changed after it was
 built or synced. ``memories.lexical_xid`` names the transaction (``pg_current_xact_id()``)
 that last inserted the row or changed what the index holds of it: its tokens, its length,
 its context, its trust tier, whether it is soft-deleted. The index remembers the horizon of
