@@ -27,7 +27,7 @@ Revises: 0019_rejudge_long_text
 
 from __future__ import annotations
 
-from alembic import op
+from kioku.storage.migrations import run_for_dialect
 
 revision = "0020_sqlite_lexical_change"
 down_revision = "0019_rejudge_long_text"
@@ -51,17 +51,21 @@ SQLITE = [
 ]
 
 
+UPGRADES = {"sqlite": SQLITE, "postgresql": []}
+DOWNGRADES = {
+    "sqlite": [
+        "DROP TRIGGER IF EXISTS memories_lexical_change_update",
+        "DROP INDEX IF EXISTS ix_memories_lexical_change",
+        "ALTER TABLE memories DROP COLUMN lexical_change",
+        "DROP TABLE IF EXISTS lexical_clock",
+    ],
+    "postgresql": [],
+}
+
+
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "sqlite":
-        return
-    for statement in SQLITE:
-        op.execute(statement)
+    run_for_dialect(UPGRADES)
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name != "sqlite":
-        return
-    op.execute("DROP TRIGGER IF EXISTS memories_lexical_change_update")
-    op.execute("DROP INDEX IF EXISTS ix_memories_lexical_change")
-    op.execute("ALTER TABLE memories DROP COLUMN lexical_change")
-    op.execute("DROP TABLE IF EXISTS lexical_clock")
+    run_for_dialect(DOWNGRADES)
