@@ -117,25 +117,18 @@ class LexicalSidecar:
             self.answered["database" if found is None else "index"] += 1
         return found
 
-    def stats(self) -> dict[str, float]:
-        """The built indexes, the memories they hold, and the oldest sync's age (seconds)."""
+    def statistics(self) -> LexicalIndexStatistics:
+        """The built indexes, the memories they hold, the oldest sync's age (seconds) and
+        ``answered``, as ``/metrics`` and the health report read them."""
         with self._lock:
             built = [index for index in self._indexes.values() if index.view is not None]
+            answered = dict(self.answered)
         now = time.monotonic()
-        return {
-            "workspaces": len(built),
-            "memories": sum(index.size() for index in built),
-            "sync_age_seconds": max((now - index.synced_at for index in built), default=0.0),
-        }
-
-    def statistics(self) -> LexicalIndexStatistics:
-        """``stats`` and ``answered``, as ``/metrics`` and the health report read them."""
-        stats = self.stats()
         return LexicalIndexStatistics(
-            workspaces=int(stats["workspaces"]),
-            memories=int(stats["memories"]),
-            sync_age_seconds=stats["sync_age_seconds"],
-            answered=dict(self.answered),
+            workspaces=len(built),
+            memories=sum(index.size() for index in built),
+            sync_age_seconds=max((now - index.synced_at for index in built), default=0.0),
+            answered=answered,
         )
 
     def close(self) -> None:
